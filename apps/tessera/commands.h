@@ -1,0 +1,21 @@
+#pragma once
+// The subcommands of the `tessera` tool. Each file adds one subcommand: it parses,
+// converts and calls the library; no numerics live here.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace tessera::app {
+
+/// What main runs after parsing: the chosen subcommand's body, returning an exit code.
+using CommandBody = std::function<int()>;
+
+/// Each add_* registers its subcommand on `app` and sets `body` when it is chosen.
+void add_info_command(CLI::App& app, CommandBody& body);
+void add_solve_command(CLI::App& app, CommandBody& body);
+void add_bounds_command(CLI::App& app, CommandBody& body);
+void add_verify_command(CLI::App& app, CommandBody& body);
+void add_bench_command(CLI::App& app, CommandBody& body);
+
+}  // namespace tessera::app

@@ -1,0 +1,130 @@
+#include "tessera/core/memory_ledger.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "tessera/core/error.h"
+
+namespace tessera::core {
+namespace {
+
+std::atomic<int64_t> g_current{0};
+std::atomic<int64_t> g_peak{0};
+std::atomic<int64_t> g_count{0};
+
+void raise_peak(int64_t value) {
+  int64_t seen = g_peak.load(std::memory_order_relaxed);
+  while (value > seen && !g_peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+// The wrapped allocator keeps data pointer == context (so raw_allocate keeps working) and
+// remembers each block's size in a side table, freed through the base allocator's deleter.
+class LedgerAllocator final : public c10::Allocator {
+ public:
+  explicit LedgerAllocator(c10::Allocator* base) : base_(base), base_delete_(base->raw_deleter()) {}
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  c10::DataPtr allocate(size_t n) override { return allocate_tracked(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+#else
+  c10::DataPtr allocate(size_t n) const override { return allocate_tracked(n); }
+#endif
+
+  c10::DeleterFnPtr raw_deleter() const override { return &LedgerAllocator::release; }
+
+  static LedgerAllocator* self;
+
+ private:
+  c10::DataPtr allocate_tracked(size_t n) const {
+    void* data = base_->raw_allocate(n);
+    if (data != nullptr) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      sizes_[data] = n;
+    }
+    int64_t now = g_current.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed) +
+                  static_cast<int64_t>(n);
+    raise_peak(now);
+    g_count.fetch_add(1, std::memory_order_relaxed);
+    return {data, data, &LedgerAllocator::release, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  static void release(void* data) {
+    if (data == nullptr) return;
+    size_t n = 0;
+    {
+      std::lock_guard<std::mutex> lock(self->mutex_);
+      auto it = self->sizes_.find(data);
+      if (it != self->sizes_.end()) {
+        n = it->second;
+        self->sizes_.erase(it);
+      }
+    }
+    g_current.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+    self->base_delete_(data);
+  }
+
+  c10::Allocator* base_;
+  c10::DeleterFnPtr base_delete_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<void*, size_t> sizes_;
+};
+
+LedgerAllocator* LedgerAllocator::self = nullptr;
+std::once_flag g_install_once;
+
+}  // namespace
+
+void MemoryLedger::install() {
+  std::call_once(g_install_once, [] {
+    c10::Allocator* base = c10::GetCPUAllocator();
+    TESSERA_CHECK(base != nullptr && base->raw_deleter() != nullptr, Unsupported,
+                  "the CPU allocator in this process has no raw deleter; the memory ledger "
+                  "cannot wrap it");
+    // Never freed: tensors may outlive every other static object.
+    LedgerAllocator::self = new LedgerAllocator(base);
+    c10::SetCPUAllocator(LedgerAllocator::self, /*priority=*/100);
+  });
+}
+
+bool MemoryLedger::installed() { return LedgerAllocator::self != nullptr; }
+int64_t MemoryLedger::current_bytes() { return g_current.load(std::memory_order_relaxed); }
+int64_t MemoryLedger::peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
+void MemoryLedger::reset_peak() { g_peak.store(current_bytes(), std::memory_order_relaxed); }
+int64_t MemoryLedger::allocation_count() { return g_count.load(std::memory_order_relaxed); }
+
+MemoryPhase::MemoryPhase(std::string name)
+    : name_(std::move(name)),
+      baseline_(MemoryLedger::current_bytes()),
+      outer_peak_(MemoryLedger::peak_bytes()) {
+  MemoryLedger::reset_peak();  // peak inside the phase starts from its baseline
+}
+
+MemoryPhase::~MemoryPhase() { finish(); }
+
+int64_t MemoryPhase::peak_bytes() const {
+  return finished_ ? record_.peak_bytes : MemoryLedger::peak_bytes();
+}
+
+PhaseRecord MemoryPhase::finish() {
+  if (!finished_) {
+    record_.name = name_;
+    record_.baseline_bytes = baseline_;
+    record_.peak_bytes = MemoryLedger::peak_bytes();
+    record_.end_bytes = MemoryLedger::current_bytes();
+    raise_peak(outer_peak_);  // an enclosing phase keeps its own, higher peak
+    finished_ = true;
+  }
+  return record_;
+}
+
+}  // namespace tessera::core

@@ -1,0 +1,41 @@
+#pragma once
+// The OpenMPI communicator. Initialises MPI on construction (thread level MULTIPLE
+// requested, so autograd's backward may run collectives from any thread); finalize()
+// ends it.
+
+#include <mpi.h>
+
+#include "tessera/dist/communicator.h"
+
+namespace tessera::dist {
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator();
+  ~MpiCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string kind() const override { return "mpi"; }
+
+  void all_reduce(at::Tensor& t, ReduceOp op) override;
+  at::Tensor all_gather(const at::Tensor& t, const std::vector<int64_t>& counts) override;
+  at::Tensor reduce_scatter(const at::Tensor& t, const std::vector<int64_t>& counts) override;
+  void broadcast(at::Tensor& t, int root) override;
+  std::unique_ptr<PendingExchange> start_neighbour_exchange(const at::Tensor& x,
+                                                             const NeighbourPlan& plan) override;
+  void barrier() override;
+  [[noreturn]] void abort(int code, const std::string& message) override;
+  /// MPI_Finalize (idempotent); collectives are invalid afterwards.
+  void finalize();
+
+  using Communicator::all_gather;
+  using Communicator::reduce_scatter;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of MPI_COMM_WORLD: our traffic only
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace tessera::dist

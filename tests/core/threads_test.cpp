@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <ATen/Parallel.h>
+#include <omp.h>
+
+#include <cstdlib>
+
+#include "tessera/core/error.h"
+#include "tessera/core/threads.h"
+
+namespace tessera::core {
+namespace {
+
+// Sets or clears an environment variable for the lifetime of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+  }
+  ~ScopedEnv() { if (had_) setenv(name_, old_.c_str(), 1); else unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(Threads, ExplicitRequestWins) {
+  ScopedEnv env("TESSERA_THREADS", "3");
+  ThreadConfig c = resolve_threads(2);
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.source, ThreadSource::Explicit);
+}
+
+TEST(Threads, EnvironmentBeatsMpiAndHardware) {
+  ScopedEnv env("TESSERA_THREADS", "3");
+  ScopedEnv mpi("OMPI_COMM_WORLD_SIZE", "4");
+  ThreadConfig c = resolve_threads(0);
+  EXPECT_EQ(c.threads, 3);
+  EXPECT_EQ(c.source, ThreadSource::Environment);
+}
+
+TEST(Threads, OneThreadPerRankUnderMpi) {
+  ScopedEnv env("TESSERA_THREADS", nullptr);
+  ScopedEnv mpi("OMPI_COMM_WORLD_SIZE", "4");
+  EXPECT_TRUE(launched_under_mpi());
+  ThreadConfig c = resolve_threads(0);
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_EQ(c.source, ThreadSource::MpiDefault);
+}
+
+TEST(Threads, BadEnvironmentValueIsAClearError) {
+  ScopedEnv env("TESSERA_THREADS", "many");
+  EXPECT_THROW(resolve_threads(0), InvalidInput);
+  ScopedEnv zero("TESSERA_THREADS", "0");
+  EXPECT_THROW(resolve_threads(0), InvalidInput);
+}
+
+TEST(Threads, SetupAppliesToAtenOpenMpAndBlas) {
+  ScopedEnv blas("TESSERA_BLAS_THREADS", "1");
+  ThreadConfig c = setup_threads(2);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  EXPECT_EQ(c.blas_threads, 1);
+  if (blas_threads() != -1) EXPECT_EQ(blas_threads(), 1);
+}
+
+TEST(Threads, ScopedBlasThreadsRestores) {
+  if (!set_blas_threads(2)) GTEST_SKIP() << "this BLAS does not expose its thread count";
+  {
+    ScopedBlasThreads one(1);
+    EXPECT_EQ(blas_threads(), 1);
+  }
+  EXPECT_EQ(blas_threads(), 2);
+}
+
+}  // namespace
+}  // namespace tessera::core
