@@ -1,0 +1,57 @@
+#pragma once
+/// @file solve_options.h
+/// Typed options and the outcome report of sparse solves.
+///
+/// @code
+///   tessera::sla::SolveOptions opts;
+///   opts.backend = "cholmod";                // or "auto", "native", "eigen", "umfpack", "superlu"
+///   opts.method = tessera::sla::Method::Cholesky;
+///   auto [x, info] = tessera::sla::solve(A, b, opts);
+///   if (info.status != tessera::sla::SolveStatus::Converged) { ... }
+/// @endcode
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::sla {
+
+/// How the system is solved. Direct: Cholesky, LDLT, LU. Krylov: CG, BiCGStab, GMRES, MINRES.
+enum class Method { Auto, Cholesky, LDLT, LU, CG, BiCGStab, GMRES, MINRES };
+
+enum class Preconditioner { None, Jacobi };
+
+enum class SolveStatus {
+  Converged,     ///< direct solve succeeded, or the Krylov residual met the tolerance
+  NotConverged,  ///< maxiter reached without meeting the tolerance
+  Singular,      ///< the factorisation found the matrix (numerically) singular
+  Breakdown,     ///< a Krylov method broke down (e.g. rho = 0 in BiCGStab)
+  NotPositiveDefinite,  ///< Cholesky or CG met a non-positive pivot / curvature
+};
+
+struct SolveOptions {
+  std::string backend = "auto";  ///< auto, native, eigen, cholmod, umfpack, superlu
+  Method method = Method::Auto;
+  double rtol = 1e-10;           ///< Krylov: stop when ||r|| <= max(rtol ||b||, atol)
+  double atol = 0.0;
+  int64_t maxiter = 0;           ///< Krylov: 0 means 10 n (capped at 100000)
+  Preconditioner preconditioner = Preconditioner::Jacobi;
+  int64_t gmres_restart = 50;
+};
+
+struct SolveInfo {
+  std::string backend;       ///< the backend that actually ran
+  Method method = Method::Auto;  ///< the method that actually ran
+  SolveStatus status = SolveStatus::Converged;
+  int64_t iterations = 0;    ///< Krylov iterations (0 for direct solves)
+  double residual = 0.0;     ///< relative residual ||A x - b|| / ||b|| (max over right-hand sides)
+  std::string message;       ///< human-readable detail when status is not Converged
+};
+
+const char* to_string(Method method);
+const char* to_string(SolveStatus status);
+const char* to_string(Preconditioner preconditioner);
+/// Parses "auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres";
+/// throws InvalidInput naming the accepted values otherwise.
+Method parse_method(const std::string& name);
+
+}  // namespace tessera::sla

@@ -1,0 +1,49 @@
+#include "tessera/sla/solve_options.h"
+
+#include "tessera/core/error.h"
+
+namespace tessera::sla {
+
+const char* to_string(Method method) {
+  switch (method) {
+    case Method::Auto: return "auto";
+    case Method::Cholesky: return "cholesky";
+    case Method::LDLT: return "ldlt";
+    case Method::LU: return "lu";
+    case Method::CG: return "cg";
+    case Method::BiCGStab: return "bicgstab";
+    case Method::GMRES: return "gmres";
+    case Method::MINRES: return "minres";
+  }
+  return "unknown";
+}
+
+const char* to_string(SolveStatus status) {
+  switch (status) {
+    case SolveStatus::Converged: return "converged";
+    case SolveStatus::NotConverged: return "not_converged";
+    case SolveStatus::Singular: return "singular";
+    case SolveStatus::Breakdown: return "breakdown";
+    case SolveStatus::NotPositiveDefinite: return "not_positive_definite";
+  }
+  return "unknown";
+}
+
+const char* to_string(Preconditioner preconditioner) {
+  switch (preconditioner) {
+    case Preconditioner::None: return "none";
+    case Preconditioner::Jacobi: return "jacobi";
+  }
+  return "unknown";
+}
+
+Method parse_method(const std::string& name) {
+  for (Method m : {Method::Auto, Method::Cholesky, Method::LDLT, Method::LU, Method::CG,
+                   Method::BiCGStab, Method::GMRES, Method::MINRES}) {
+    if (name == to_string(m)) return m;
+  }
+  TESSERA_THROW(InvalidInput, "unknown method '", name,
+                "'; expected one of auto, cholesky, ldlt, lu, cg, bicgstab, gmres, minres");
+}
+
+}  // namespace tessera::sla
