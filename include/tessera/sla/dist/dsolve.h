@@ -1,0 +1,34 @@
+#pragma once
+/// @file dsolve.h
+/// Differentiable distributed Krylov solve: x = A^{-1} b with A a DSparseTensor.
+///
+/// The Krylov methods are tessera's own (CG, BiCGStab, GMRES, MINRES), the same code as
+/// the single-process native backend with inner products summed over the ranks, so the
+/// iterations match the single-process run up to the order of floating-point sums.
+/// Preconditioners: none, Jacobi (the owned diagonal).
+///
+/// Gradients: one distributed adjoint solve A^T λ = g with the same method (applied with
+/// rmatvec), then db = λ and dA_ij = -λ_i x_j on the stored pattern, where x_j of halo
+/// columns arrives by a halo exchange.
+///
+/// @code
+///   auto [x, info] = tessera::sla::dsolve(dA, b_owned, options);  // collective
+///   loss(x).backward();   // every rank
+/// @endcode
+
+#include <ATen/core/Tensor.h>
+
+#include <utility>
+
+#include "tessera/sla/dist/dsparse_tensor.h"
+#include "tessera/sla/solve_options.h"
+
+namespace tessera::sla {
+
+/// b: [owned] or [owned, k] (columns solved one after another). options.backend must be
+/// "auto" or "native"; options.method Auto means CG. The SolveInfo is the same on every
+/// rank (residual ||A x - b|| / ||b|| over the global vectors).
+std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b,
+                                        const SolveOptions& options = {});
+
+}  // namespace tessera::sla
