@@ -160,3 +160,48 @@ TEST(DistributedEdgeCases, CoordinateBisectionBalancesParts) {
 
 }  // namespace
 }  // namespace tessera::sla
+
+#include "tessera/sla/dist/dsparse_tensor_list.h"
+#include "tessera/sla/dist/local_generators.h"
+
+namespace tessera::sla {
+namespace {
+
+TEST(DistributedList, DifferentPatternsSolveAndDifferentiate) {
+  auto comm = dist::world();
+  SparseTensor a = poisson2d(6), b = random_nonsymmetric(40, 3);
+  DSparseTensor da = DSparseTensor::from_global(comm, RowPartition::contiguous(a.rows(), comm->size()), a);
+  DSparseTensor db = DSparseTensor::from_global(comm, RowPartition::metis(b, comm->size()), b);
+  DSparseTensorList list({da, db});
+  at::Tensor xa = at::ones({a.rows()}, at::kDouble), xb = at::ones({b.rows()}, at::kDouble);
+  auto ys = list.matvec({da.scatter(xa), db.scatter(xb)});
+  EXPECT_LT(rel_err(da.gather_all(ys[0]), a.to_dense().mv(xa)), 1e-14);
+  EXPECT_LT(rel_err(db.gather_all(ys[1]), b.to_dense().mv(xb)), 1e-14);
+  SolveOptions options;
+  options.method = Method::BiCGStab;
+  options.rtol = 1e-13;
+  auto [xs, infos] = list.solve(ys, options);
+  EXPECT_EQ(infos[0].status, SolveStatus::Converged);
+  EXPECT_EQ(infos[1].status, SolveStatus::Converged);
+  EXPECT_LT(rel_err(da.gather_all(xs[0]), xa), 1e-11);
+  EXPECT_LT(rel_err(db.gather_all(xs[1]), xb), 1e-11);
+  EXPECT_THROW(list.matvec({ys[0]}), DimensionMismatch);
+}
+
+TEST(DistributedConstruction, LocalRowsEqualGlobalPoisson) {
+  auto comm = dist::world();
+  for (bool three_d : {false, true}) {
+    SparseTensor global = three_d ? poisson3d(5) : poisson2d(11);
+    const int64_t n = three_d ? 5 : 11;
+    RowPartition p = RowPartition::contiguous(global.rows(), comm->size());
+    at::Tensor mine = p.rows_of(comm->rank());
+    SparseTensor rows = three_d ? poisson3d_rows(n, mine) : poisson2d_rows(n, mine);
+    DSparseTensor from_rows = DSparseTensor::from_local_rows(comm, p, rows);
+    DSparseTensor from_all = DSparseTensor::from_global(comm, p, global);
+    at::Tensor x = at::sin(at::arange(global.rows(), at::kDouble));
+    EXPECT_TRUE(at::equal(from_rows.matvec(from_rows.scatter(x)), from_all.matvec(from_all.scatter(x))));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::sla
