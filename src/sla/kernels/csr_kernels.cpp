@@ -9,6 +9,9 @@
 namespace tessera::sla::detail {
 namespace {
 
+/// Below this many multiply-adds a kernel runs on one thread: waking the team costs more.
+constexpr int64_t kParallelWork = 1 << 16;
+
 template <typename index_t, typename scalar_t>
 void spmm_cpu(const at::Tensor& row_ptr, const at::Tensor& col_idx, const at::Tensor& perm,
               const at::Tensor& values, const at::Tensor& x, at::Tensor& y) {
@@ -21,7 +24,8 @@ void spmm_cpu(const at::Tensor& row_ptr, const at::Tensor& col_idx, const at::Te
   const int64_t batch = y.size(0), rows = y.size(1), k = y.size(2);
   const int64_t nnz = col_idx.size(0), xrows = x.size(1);
   const int64_t x_stride = x.size(0) == 1 ? 0 : xrows * k;
-#pragma omp parallel for collapse(2) schedule(static)
+  const bool parallel = batch * nnz * k >= kParallelWork;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t i = 0; i < rows; ++i) {
       const scalar_t* vb = v + b * nnz;
@@ -49,7 +53,8 @@ void sampled_dot_cpu(const at::Tensor& row_ptr, const at::Tensor& col_idx, const
   const int64_t k = left.size(2);
   const int64_t l_stride = left.size(0) == 1 ? 0 : left.size(1) * k;
   const int64_t r_stride = right.size(0) == 1 ? 0 : right.size(1) * k;
-#pragma omp parallel for collapse(2) schedule(static)
+  const bool parallel = batch * nnz * k >= kParallelWork;
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t i = 0; i < rows; ++i) {
       const scalar_t* li = lp + b * l_stride + i * k;
