@@ -1,0 +1,48 @@
+// Preconditioned conjugate gradients for SPD A (and SPD M).
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "sla/backends/native/krylov.h"
+#include "sla/backends/native/krylov_kernels.h"
+
+namespace tessera::sla::detail {
+
+KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+                    const KrylovParams& params) {
+  KrylovResult out;
+  at::Tensor x = x0.clone();
+  at::Tensor r = b - a(x);                 // r = b - A x
+  at::Tensor z = m.apply(r);               // z = M^{-1} r
+  at::Tensor p = z.clone();                // p = z
+  double rz = dot_host(r, z);                   // rho = <r, z>
+  for (int64_t it = 0;; ++it) {
+    const double rnorm = norm_host(r);
+    if (!std::isfinite(rnorm)) {
+      out.status = SolveStatus::Breakdown;
+      out.message = "CG: the residual became non-finite";
+      break;
+    }
+    if (rnorm <= params.tol) { out.status = SolveStatus::Converged; break; }
+    if (it >= params.maxiter) { out.status = SolveStatus::NotConverged; break; }
+    at::Tensor q = a(p);                   // q = A p
+    const double pq = dot_host(p, q);           // curvature <p, A p>
+    if (!(pq > 0.0)) {
+      out.status = SolveStatus::NotPositiveDefinite;
+      out.message = "CG: non-positive curvature <p, A p> = " + std::to_string(pq) + ": A is not SPD";
+      break;
+    }
+    const double alpha = rz / pq;          // alpha = <r, z> / <p, A p>
+    krylov_step(x, r, p, q, alpha);               // x += alpha p; r -= alpha q
+    z = m.apply(r);                        // z = M^{-1} r
+    const double rz_new = dot_host(r, z);
+    update_direction(p, z, rz_new / rz);   // p = z + (rho_new / rho) p
+    rz = rz_new;
+    out.iterations = it + 1;
+  }
+  out.x = x;
+  return out;
+}
+
+}  // namespace tessera::sla::detail

@@ -1,0 +1,56 @@
+#pragma once
+// tessera's own Krylov solvers, written once on ATen ops (any device). Each algorithm
+// lives in its own file and runs from a starting guess until its recursive residual meets
+// the tolerance, maxiter is reached, or it breaks down; the driver (krylov_driver.cpp)
+// checks the true residual and restarts from it when the recursion has drifted.
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+
+#include "tessera/sla/solve_options.h"
+#include "tessera/sla/sparse_tensor.h"
+
+namespace tessera::sla::detail {
+
+/// y = A v on 1-D vectors [n].
+using LinearOperator = std::function<at::Tensor(const at::Tensor&)>;
+
+struct KrylovParams {
+  double tol = 0.0;         ///< absolute tolerance on ||b - A x||_2
+  int64_t maxiter = 0;      ///< iterations left
+  int64_t restart = 50;     ///< GMRES(m)
+};
+
+struct KrylovResult {
+  at::Tensor x;
+  int64_t iterations = 0;
+  SolveStatus status = SolveStatus::NotConverged;  ///< Converged: recursive residual met tol
+  std::string message;
+};
+
+/// Preconditioner M^{-1} = diag(inv_diag) (undefined: identity).
+struct Jacobi {
+  at::Tensor inv_diag;
+  at::Tensor apply(const at::Tensor& r) const { return inv_diag.defined() ? r * inv_diag : r; }
+};
+
+KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+                    const KrylovParams& params);
+KrylovResult run_bicgstab(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+                          const KrylovParams& params);
+KrylovResult run_gmres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+                       const KrylovParams& params);
+KrylovResult run_minres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+                        const KrylovParams& params);
+
+/// Solves A x = b (b [n]) with options.method (CG, BiCGStab, GMRES or MINRES) and
+/// options.preconditioner; fills info (iterations, true relative residual, status).
+at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
+                        const SolveOptions& options, SolveInfo& info);
+
+/// The operator v -> A_b v (or A_b^T v) of batch element `batch` of `a`.
+LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose);
+
+}  // namespace tessera::sla::detail

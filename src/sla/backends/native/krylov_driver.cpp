@@ -1,0 +1,109 @@
+// Driver of the native Krylov solvers: preconditioner set-up, tolerance, restarts from the
+// true residual when a recursion drifted, and the SolveInfo.
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "sla/backends/native/krylov.h"
+#include "sla/backends/native/krylov_kernels.h"
+#include "sla/kernels/csr_kernels.h"
+#include "tessera/core/error.h"
+
+namespace tessera::sla::detail {
+namespace {
+
+using Algorithm = KrylovResult (*)(const LinearOperator&, const Jacobi&, const at::Tensor&, const at::Tensor&,
+                                   const KrylovParams&);
+
+Algorithm algorithm_for(Method method) {
+  switch (method) {
+    case Method::CG: return &run_cg;
+    case Method::BiCGStab: return &run_bicgstab;
+    case Method::GMRES: return &run_gmres;
+    case Method::MINRES: return &run_minres;
+    default: TESSERA_THROW(Unsupported, "the native backend has no method '", to_string(method), "'");
+  }
+}
+
+/// M^{-1} = diag(1 / d); MINRES needs SPD M, so it uses |d|; zero entries are not scaled.
+Jacobi make_jacobi(const at::Tensor& diagonal, Method method, Preconditioner kind) {
+  Jacobi m;
+  if (kind == Preconditioner::None) return m;
+  at::Tensor d = method == Method::MINRES ? diagonal.abs() : diagonal;
+  m.inv_diag = at::where(d == 0, at::ones_like(d), d).reciprocal();   // 1 / a_ii
+  return m;
+}
+
+}  // namespace
+
+LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose) {
+  at::Tensor values = a.values().detach().reshape({a.batch_size(), a.nnz()}).narrow(0, batch, 1).contiguous();
+  if (!transpose) {
+    at::Tensor rp = a.row_ptr(), ci = a.col_idx();
+    const int64_t rows = a.rows(), cols = a.cols();
+    return [rp, ci, values, rows, cols](const at::Tensor& v) {
+      return csr_spmm(rp, ci, {}, values, v.reshape({1, cols, 1}), rows).reshape({rows});   // A v
+    };
+  }
+  const TransposedPattern& tp = a.transposed_pattern();
+  at::Tensor rp = tp.row_ptr, ci = tp.col_idx, perm = tp.perm;
+  const int64_t rows = a.rows(), cols = a.cols();
+  return [rp, ci, perm, values, rows, cols](const at::Tensor& v) {
+    return csr_spmm(rp, ci, perm, values, v.reshape({1, rows, 1}), cols).reshape({cols});   // A^T v
+  };
+}
+
+at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
+                        const SolveOptions& options, SolveInfo& info) {
+  const int64_t n = b.size(0);
+  info.backend = "native";
+  info.method = options.method;
+  info.iterations = 0;
+  Algorithm run = algorithm_for(options.method);
+  const double bnorm = norm_host(b);
+  KrylovParams params;
+  params.tol = std::max(options.rtol * bnorm, options.atol);          // ||r|| <= max(rtol ||b||, atol)
+  const int64_t maxiter = options.maxiter > 0 ? options.maxiter : std::min<int64_t>(10 * n, 100000);
+  params.restart = options.gmres_restart;
+  at::Tensor x = at::zeros_like(b);
+  if (bnorm == 0.0) {                                                  // A x = 0: x = 0
+    info.status = SolveStatus::Converged;
+    info.residual = 0.0;
+    return x;
+  }
+  if (options.method == Method::CG && options.preconditioner == Preconditioner::Jacobi &&
+      (diagonal <= 0).any().item<bool>()) {
+    info.status = SolveStatus::NotPositiveDefinite;
+    info.message = "CG: a diagonal entry is <= 0, so A is not SPD";
+    info.residual = 1.0;
+    return x;
+  }
+  const Jacobi m = make_jacobi(diagonal, options.method, options.preconditioner);
+  KrylovResult result;
+  while (true) {
+    params.maxiter = maxiter - info.iterations;
+    result = run(a, m, b, x, params);
+    info.iterations += result.iterations;
+    x = result.x;
+    if (result.status != SolveStatus::Converged) break;
+    const double true_r = norm_host(b - a(x));                             // ||b - A x|| recomputed
+    if (true_r <= params.tol) break;
+    if (result.iterations == 0 || info.iterations >= maxiter) {       // drifted and cannot improve
+      result.status = SolveStatus::NotConverged;
+      result.message = "the true residual did not reach the tolerance";
+      break;
+    }
+  }
+  info.status = result.status;
+  info.message = result.message;
+  const double r = norm_host(b - a(x)) / bnorm;                            // ||b - A x|| / ||b||
+  info.residual = std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
+  if (info.status == SolveStatus::NotConverged && info.message.empty()) {
+    info.message = std::string(to_string(options.method)) + " reached maxiter = " + std::to_string(maxiter) +
+                   " with relative residual " + std::to_string(r);
+  }
+  return x;
+}
+
+}  // namespace tessera::sla::detail

@@ -1,0 +1,157 @@
+// BatchSolver: per-element dispatch, factorisation with fallback, and solves with A or A^T.
+
+#include "sla/batch_solver.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "sla/backends/native/krylov.h"
+#include "tessera/core/error.h"
+#include "tessera/core/threads.h"
+#include "tessera/sla/backends/iterative_backend.h"
+
+namespace tessera::sla::detail {
+namespace {
+
+int severity(SolveStatus s) {
+  switch (s) {
+    case SolveStatus::Converged: return 0;
+    case SolveStatus::NotConverged: return 1;
+    case SolveStatus::Breakdown: return 2;
+    case SolveStatus::NotPositiveDefinite: return 3;
+    case SolveStatus::Singular: return 4;
+  }
+  return 5;
+}
+
+/// max over columns of ||op(x) - b|| / ||b||   (b [n, k], x [n, k])
+double relative_residual(const LinearOperator& op, const at::Tensor& x, const at::Tensor& b) {
+  double worst = 0.0;
+  for (int64_t c = 0; c < b.size(1); ++c) {
+    at::Tensor bc = b.select(1, c), xc = x.select(1, c);
+    const double bn = bc.norm().item<double>();
+    const double rn = (op(xc) - bc).norm().item<double>();   // ||A x - b||
+    const double r = bn > 0 ? rn / bn : rn;
+    worst = std::max(worst, std::isfinite(r) ? r : std::numeric_limits<double>::infinity());
+  }
+  return worst;
+}
+
+}  // namespace
+
+void merge_info(SolveInfo& total, const SolveInfo& part) {
+  if (severity(part.status) > severity(total.status)) {
+    total.status = part.status;
+    total.message = part.message;
+  }
+  total.iterations = std::max(total.iterations, part.iterations);
+  total.residual = std::max(total.residual, part.residual);
+  total.backend = part.backend;
+  total.method = part.method;
+}
+
+BatchSolver::BatchSolver(const SparseTensor& a, const SolveOptions& options)
+    : a_(a.with_values(a.values().detach().to(at::kDouble))), options_(options) {
+  const MatrixProperties props = detect_properties(a_, 0);
+  choice_ = choose_solver(a_, props, options_);
+  const int64_t batch = a_.batch_size();
+  elements_.resize(batch);
+  at::Tensor diagonals = a_.diagonal().reshape({batch, a_.rows()});
+  for (int64_t i = 0; i < batch; ++i) {
+    Element& e = elements_[i];
+    e.method = choice_.method;
+    const bool iterative = choice_.backend == "native" ||
+                           (choice_.backend == "eigen" && (e.method == Method::CG || e.method == Method::BiCGStab));
+    if (iterative) {
+      e.diagonal = diagonals[i];
+    } else {
+      prepare_direct(i, e);
+    }
+  }
+}
+
+void BatchSolver::prepare_direct(int64_t index, Element& e) {
+  auto backend = make_direct_backend(choice_.backend);
+  const CsrMatrix csr = a_.to_csr_matrix(index);
+  core::ScopedBlasThreads blas(1);   // supernodal factorisations and our OpenMP do not mix
+  e.factor = backend->factorize(csr, e.method);
+  // SPD was only a guess from symmetry and the diagonal: Cholesky -> LDLT -> LU.
+  for (Method next : {Method::LDLT, Method::LU}) {
+    if (!choice_.allow_fallback || e.factor->status() != SolveStatus::NotPositiveDefinite) break;
+    if (!backend->supports(next)) continue;
+    e.message = "Cholesky found a non-positive pivot; fell back to " + std::string(to_string(next));
+    e.method = next;
+    e.factor = backend->factorize(csr, next);
+  }
+}
+
+at::Tensor BatchSolver::solve(const at::Tensor& b, bool transpose, SolveInfo& info) {
+  const int64_t batch = a_.batch_size();
+  TESSERA_CHECK(b.dim() == 3 && (b.size(0) == 1 || b.size(0) == batch), DimensionMismatch,
+                "BatchSolver: b must be [1 or ", batch, ", n, k]");
+  at::Tensor bd = b.detach().to(at::kDouble);
+  std::vector<at::Tensor> xs;
+  info = SolveInfo{};
+  for (int64_t i = 0; i < batch; ++i) {
+    SolveInfo part;
+    xs.push_back(solve_element(i, bd[b.size(0) == 1 ? 0 : i], transpose, part));
+    merge_info(info, part);
+  }
+  return at::stack(xs);
+}
+
+at::Tensor BatchSolver::solve_element(int64_t index, const at::Tensor& b, bool transpose, SolveInfo& info) {
+  Element& e = elements_[index];
+  if (!e.factor) return solve_native(index, b, transpose, info);
+  info.backend = e.factor->backend();
+  info.method = e.factor->method();
+  info.status = e.factor->status();
+  info.message = e.factor->message().empty() ? e.message : e.factor->message();
+  if (info.status != SolveStatus::Converged) {
+    info.residual = std::numeric_limits<double>::infinity();
+    return at::full_like(b, std::numeric_limits<double>::quiet_NaN());   // reported, never silent
+  }
+  at::Tensor x;
+  {
+    core::ScopedBlasThreads blas(1);
+    x = e.factor->solve(b.contiguous(), transpose);                      // x = A^{-1} b or A^{-T} b
+  }
+  info.residual = relative_residual(csr_operator(a_, index, transpose), x, b);
+  return x;
+}
+
+at::Tensor BatchSolver::solve_native(int64_t index, const at::Tensor& b, bool transpose, SolveInfo& info) {
+  Element& e = elements_[index];
+  if (choice_.backend == "eigen") {   // Eigen's CG / BiCGStab through the iterative interface
+    SolveOptions opts = options_;
+    opts.method = e.method;
+    IterativeResult r = make_iterative_backend("eigen")->solve(a_.to_csr_matrix(index), b.contiguous(), opts, transpose);
+    info = r.info;
+    return r.x;
+  }
+  const LinearOperator op = csr_operator(a_, index, transpose);
+  std::vector<at::Tensor> columns;
+  for (int64_t c = 0; c < b.size(1); ++c) {
+    SolveOptions opts = options_;
+    opts.method = e.method;
+    SolveInfo part;
+    at::Tensor x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part);
+    // Properties were a guess: CG -> MINRES on negative curvature, BiCGStab -> GMRES on breakdown.
+    const bool retry = choice_.allow_fallback &&
+                       ((e.method == Method::CG && part.status == SolveStatus::NotPositiveDefinite) ||
+                        (e.method == Method::BiCGStab && part.status == SolveStatus::Breakdown));
+    if (retry) {
+      e.method = e.method == Method::CG ? Method::MINRES : Method::GMRES;
+      opts.method = e.method;
+      part = SolveInfo{};
+      x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part);
+    }
+    merge_info(info, part);
+    columns.push_back(x);
+  }
+  return at::stack(columns, 1);
+}
+
+}  // namespace tessera::sla::detail

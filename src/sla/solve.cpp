@@ -1,0 +1,62 @@
+// solve(A, b, options): input checks, shapes, and the differentiable solve.
+
+#include "tessera/sla/solve.h"
+
+#include <ATen/ATen.h>
+
+#include "sla/autograd/solve_function.h"
+#include "sla/batch_solver.h"
+#include "tessera/core/error.h"
+
+namespace tessera::sla {
+namespace {
+
+void check_inputs(const SparseTensor& a, const at::Tensor& b) {
+  TESSERA_CHECK(a.rows() > 0 && a.nnz() > 0, InvalidInput, "solve: empty matrix (", a.rows(), " x ", a.cols(),
+                ", ", a.nnz(), " stored entries)");
+  TESSERA_CHECK(a.rows() == a.cols(), DimensionMismatch, "solve: A must be square, got ", a.rows(), " x ", a.cols());
+  TESSERA_CHECK(b.defined(), InvalidInput, "solve: b is undefined");
+  TESSERA_CHECK(b.scalar_type() == a.dtype(), InvalidInput, "solve: b has dtype ", b.scalar_type(), " but A has ",
+                a.dtype());
+  TESSERA_CHECK(at::isfinite(a.values().detach()).all().item<bool>(), InvalidInput,
+                "solve: A's values contain NaN or Inf");
+  TESSERA_CHECK(at::isfinite(b.detach()).all().item<bool>(), InvalidInput, "solve: b contains NaN or Inf");
+}
+
+}  // namespace
+
+std::pair<at::Tensor, SolveInfo> solve(const SparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
+  check_inputs(a, b);
+  const int64_t n = a.rows();
+  const std::vector<int64_t> bs = a.batch_shape();
+  const auto d = static_cast<int64_t>(bs.size());
+  const bool leading_is_batch =
+      d > 0 && b.dim() >= d && std::vector<int64_t>(b.sizes().begin(), b.sizes().begin() + d) == bs;
+  at::Tensor b3;
+  bool vector = true;
+  if (leading_is_batch && b.dim() == d + 1 && b.size(-1) == n) {
+    b3 = b.reshape({a.batch_size(), n, 1});                 // [*batch, n]
+  } else if (leading_is_batch && b.dim() == d + 2 && b.size(-2) == n) {
+    b3 = b.reshape({a.batch_size(), n, b.size(-1)});        // [*batch, n, k]
+    vector = false;
+  } else if (b.dim() == 1 && b.size(0) == n) {
+    b3 = b.reshape({1, n, 1});                              // [n], shared by the batch
+  } else if (b.dim() == 2 && b.size(0) == n) {
+    b3 = b.unsqueeze(0);                                    // [n, k], shared by the batch
+    vector = false;
+  } else {
+    TESSERA_THROW(DimensionMismatch, "solve: A is ", n, " x ", n, " with batch ", at::IntArrayRef(bs),
+                  " but b has shape ", b.sizes(), "; expected [", n, "], [", n, ", k] or the batch shape before them");
+  }
+  TESSERA_CHECK(b3.size(2) > 0, InvalidInput, "solve: b has no right-hand sides");
+  auto solver = std::make_shared<detail::BatchSolver>(a, options);   // dispatch + factorisation, once
+  SolveInfo info;
+  at::Tensor values = a.values().reshape({a.batch_size(), a.nnz()});
+  at::Tensor x = detail::solve_autograd(values, b3, solver, info);
+  std::vector<int64_t> shape = bs;
+  shape.push_back(n);
+  if (!vector) shape.push_back(b3.size(2));
+  return {x.reshape(shape), info};
+}
+
+}  // namespace tessera::sla

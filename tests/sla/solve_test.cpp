@@ -1,0 +1,136 @@
+// solve(): dispatch, property detection, batched and multiple right-hand sides, bad input.
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tessera/core/error.h"
+#include "tessera/sla/generators.h"
+#include "tessera/sla/matrix_market.h"
+#include "tessera/sla/solve.h"
+#include "test_util.h"
+
+namespace tessera::sla {
+namespace {
+
+TEST(Properties, Poisson2dIsAnSpdCandidateButOnlyWeaklyDominant) {
+  auto p = detect_properties(poisson2d(8));
+  EXPECT_TRUE(p.symmetric);
+  EXPECT_TRUE(p.positive_diagonal);
+  EXPECT_TRUE(p.diagonally_dominant);   // weakly: |4| >= 4 in the interior
+  EXPECT_TRUE(p.spd_candidate());
+  auto g = detect_properties(testing::random_matrix(10, 0.3, 0.0, false, 3));
+  EXPECT_FALSE(g.symmetric);
+  auto neg = detect_properties(SparseTensor::from_dense(at::tensor({-1.0, 0.0, 0.0, 2.0}, at::kDouble).reshape({2, 2})));
+  EXPECT_TRUE(neg.symmetric);
+  EXPECT_FALSE(neg.positive_diagonal);
+  EXPECT_TRUE(neg.diagonally_dominant);
+}
+
+TEST(Dispatch, AutoPicksByPropertiesAndSize) {
+  auto a = poisson2d(10);
+  SolverChoice c = choose_solver(a, detect_properties(a), SolveOptions{});
+  // a direct SPD backend when one is compiled in, otherwise native CG
+  EXPECT_TRUE(c.backend == "cholmod" || c.backend == "eigen" || (c.backend == "native" && c.method == Method::CG))
+      << c.backend;
+  auto g = testing::random_matrix(10, 0.3, 4.0, false, 4);
+  SolverChoice cg = choose_solver(g, detect_properties(g), SolveOptions{});
+  EXPECT_TRUE(cg.method == Method::LU || cg.method == Method::BiCGStab) << to_string(cg.method);
+  setenv("TESSERA_SOLVE_MEMORY_BUDGET", "1000", 1);   // everything is "large" now
+  SolverChoice big = choose_solver(a, detect_properties(a), SolveOptions{});
+  unsetenv("TESSERA_SOLVE_MEMORY_BUDGET");
+  EXPECT_EQ(big.backend, "native");
+  EXPECT_EQ(big.method, Method::CG);
+  SolveOptions named;
+  named.method = Method::GMRES;
+  EXPECT_EQ(choose_solver(a, detect_properties(a), named).backend, "native");
+}
+
+TEST(Dispatch, NamedBackendNotCompiledThrows) {
+  auto a = poisson2d(4);
+  for (const char* name : {"eigen", "cholmod", "umfpack", "superlu"}) {
+    SolveOptions o;
+    o.backend = name;
+    try {
+      auto [x, info] = solve(a, at::ones({16}, at::kDouble), o);
+      EXPECT_EQ(info.status, SolveStatus::Converged) << name;   // compiled in: it works
+    } catch (const NotCompiled&) {
+      SUCCEED() << name << " not compiled";
+    }
+  }
+  SolveOptions bad;
+  bad.backend = "native";
+  bad.method = Method::Cholesky;
+  EXPECT_THROW(solve(a, at::ones({16}, at::kDouble), bad), Unsupported);
+}
+
+TEST(Solve, AutoOnPoissonAndSuiteSparse) {
+  auto a = poisson2d(16);
+  at::Tensor b = matvec(a, at::ones({256}, at::kDouble));   // b = A 1
+  auto [x, info] = solve(a, b);
+  EXPECT_EQ(info.status, SolveStatus::Converged) << info.message;
+  EXPECT_TRUE(at::allclose(x, at::ones({256}, at::kDouble), 1e-8, 1e-8));
+  auto west = read_sparse_matrix_market(std::string(TESSERA_SHARED_DATA) + "/matrices/west0067.mtx");
+  at::Tensor bw = matvec(west, at::ones({67}, at::kDouble));
+  SolveOptions gm;
+  gm.backend = "native";
+  gm.method = Method::GMRES;
+  gm.gmres_restart = 67;
+  auto [xw, iw] = solve(west, bw, gm);
+  EXPECT_EQ(iw.status, SolveStatus::Converged) << iw.message;
+  EXPECT_LT(iw.residual, 1e-9);
+}
+
+TEST(Solve, BatchedValuesWithBatchedAndSharedRhs) {
+  at::Tensor d = poisson2d(4).to_dense();
+  at::Tensor dd = at::stack({d, 2.0 * d, d + at::eye(16, at::kDouble)});
+  auto a = SparseTensor::from_dense(dd);
+  at::Tensor b = at::randn({3, 16}, at::kDouble);
+  auto [x, info] = solve(a, b);
+  EXPECT_EQ(x.sizes(), b.sizes());
+  EXPECT_TRUE(at::allclose(x, at::linalg_solve(dd, b.unsqueeze(-1)).squeeze(-1), 1e-8, 1e-8));
+  at::Tensor shared = at::randn({16, 2}, at::kDouble);
+  auto [xs, is] = solve(a, shared);
+  EXPECT_EQ(xs.sizes(), (std::vector<int64_t>{3, 16, 2}));
+  EXPECT_TRUE(at::allclose(xs, at::linalg_solve(dd, shared), 1e-8, 1e-8));
+}
+
+TEST(Solve, Float32) {
+  auto a = poisson2d(8, at::kFloat);
+  SolveOptions o;
+  o.rtol = 1e-6;
+  auto [x, info] = solve(a, at::ones({64}, at::kFloat), o);
+  EXPECT_EQ(x.scalar_type(), at::kFloat);
+  EXPECT_EQ(info.status, SolveStatus::Converged);
+  EXPECT_LT(info.residual, 1e-5);
+}
+
+TEST(Solve, BadInput) {
+  auto a = poisson2d(3);
+  EXPECT_THROW(solve(a, at::ones({8}, at::kDouble)), DimensionMismatch);
+  EXPECT_THROW(solve(a, at::ones({9}, at::kFloat)), InvalidInput);
+  at::Tensor nan_values = a.values().clone();
+  nan_values[2] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(solve(a.with_values(nan_values), at::ones({9}, at::kDouble)), InvalidInput);
+  at::Tensor nan_b = at::ones({9}, at::kDouble);
+  nan_b[0] = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(solve(a, nan_b), InvalidInput);
+  auto empty = SparseTensor::from_coo(at::zeros({0}, at::kDouble), at::zeros({0}, at::kLong), at::zeros({0}, at::kLong), 0, 0);
+  EXPECT_THROW(solve(empty, at::zeros({0}, at::kDouble)), InvalidInput);
+  auto rect = SparseTensor::from_dense(at::ones({2, 3}, at::kDouble));
+  EXPECT_THROW(solve(rect, at::ones({2}, at::kDouble)), DimensionMismatch);
+}
+
+TEST(Solve, SingularMatrixIsReportedNotSilent) {
+  // dwt_878 with unit values is singular (README of the data set)
+  auto mm = read_matrix_market(std::string(TESSERA_SHARED_DATA) + "/matrices/dwt_878.mtx");
+  auto a = mm.to_sparse();
+  at::Tensor b = at::randn({878}, at::kDouble);
+  auto [x, info] = solve(a, b);
+  EXPECT_NE(info.status, SolveStatus::Converged);
+  EXPECT_FALSE(info.message.empty());
+  // either NaN flagged by the status (direct) or the last finite iterate (Krylov)
+  if (info.status != SolveStatus::Singular) EXPECT_TRUE(at::isfinite(x).all().item<bool>());
+}
+
+}  // namespace
+}  // namespace tessera::sla

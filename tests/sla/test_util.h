@@ -1,0 +1,38 @@
+#pragma once
+// Helpers shared by the sla tests: random matrices and finite-difference gradient checks.
+
+#include <ATen/ATen.h>
+
+#include <functional>
+
+#include "tessera/sla/sparse_tensor.h"
+
+namespace tessera::sla::testing {
+
+/// Random sparse n x n matrix (float64): about `density` of the entries, plus the diagonal
+/// shifted by `shift` (large shift: well conditioned). `symmetric` mirrors it.
+inline SparseTensor random_matrix(int64_t n, double density, double shift, bool symmetric, uint64_t seed) {
+  at::manual_seed(seed);
+  at::Tensor dense = at::rand({n, n}, at::kDouble) * (at::rand({n, n}, at::kDouble) < density).to(at::kDouble);
+  dense = dense - 0.5 * (dense != 0).to(at::kDouble);
+  if (symmetric) dense = dense + dense.t();
+  dense = dense + shift * at::eye(n, at::kDouble);
+  return SparseTensor::from_dense(dense);
+}
+
+/// Relative error ||g - g_fd|| / ||g_fd|| of the gradient `g` of f at p against central
+/// differences with step h.
+inline double fd_relative_error(const std::function<double(const at::Tensor&)>& f, const at::Tensor& p,
+                                const at::Tensor& g, double h = 1e-5) {
+  at::Tensor flat = p.detach().clone().reshape({-1});
+  at::Tensor fd = at::zeros_like(flat);
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    at::Tensor plus = flat.clone(), minus = flat.clone();
+    plus[i] += h;
+    minus[i] -= h;
+    fd[i] = (f(plus.reshape(p.sizes())) - f(minus.reshape(p.sizes()))) / (2 * h);   // dL/dp_i
+  }
+  return (g.reshape({-1}) - fd).norm().item<double>() / std::max(fd.norm().item<double>(), 1e-300);
+}
+
+}  // namespace tessera::sla::testing
