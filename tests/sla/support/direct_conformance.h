@@ -106,6 +106,16 @@ inline CsrMatrix tiny_singular() {
   return csr_from_dense(at::tensor({1.0, 2.0, 0.0, 0.0, 1.0, 3.0, 1.0, 3.0, 3.0}, at::kDouble).reshape({3, 3}));
 }
 
+/// Rank n - 2 and PSD, with rounding in every entry: A = M M^T, M random n x (n - 2).
+/// No pivot comes out exactly zero, so this exercises the condition-estimate check
+/// (measured: rcond estimates 1e-18 .. 3e-18 from Eigen, SuperLU, UMFPACK).
+inline CsrMatrix rank_deficient(int64_t n) {
+  at::manual_seed(7);
+  at::Tensor m = at::randn({n, n - 2}, at::kDouble);
+  at::Tensor a = at::matmul(m, m.t());
+  return csr_from_dense(0.5 * (a + a.t()));
+}
+
 /// Singular matrices give status Singular (never an exception, never NaN), and solving
 /// with the failed factorisation throws InvalidInput.
 inline void run_singular_checks(const std::string& backend_name, Method method) {
@@ -114,6 +124,7 @@ inline void run_singular_checks(const std::string& backend_name, Method method) 
       {"dwt_878_unit", read_matrix_market(matrix_path("dwt_878.mtx"), true), Kind::SymmetricIndefinite, false},
   };
   if (method == Method::LU) singular.push_back({"tiny_singular", tiny_singular(), Kind::General, false});
+  singular.push_back({"rank_deficient_20", rank_deficient(20), Kind::Spd, false});
   for (const NamedMatrix& m : singular) {
     SCOPED_TRACE(backend_name + " " + to_string(method) + " on " + m.name);
     auto f = backend->factorize(m.a, method);
