@@ -1,0 +1,111 @@
+// Backend names, and input validation shared by every direct backend.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sla/support/test_matrices.h"
+#include "tessera/sla/backends/direct_backend.h"
+
+namespace tessera::sla::testing {
+namespace {
+
+const std::vector<std::pair<std::string, Method>> kBackendMethods = {
+    {"eigen", Method::Cholesky}, {"eigen", Method::LDLT}, {"eigen", Method::LU},
+    {"cholmod", Method::Cholesky}, {"umfpack", Method::LU}, {"superlu", Method::LU}};
+
+TEST(BackendRegistry, NamesAndErrors) {
+  const auto names = compiled_direct_backends();
+  for (const char* name : {"eigen", "cholmod", "umfpack", "superlu"}) {
+    ASSERT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+    EXPECT_EQ(make_direct_backend(name)->name(), name);
+  }
+  try {
+    make_direct_backend("mumps");
+    FAIL() << "expected InvalidInput";
+  } catch (const tessera::InvalidInput& e) {
+    EXPECT_NE(e.message().find("eigen, cholmod, umfpack, superlu"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(make_direct_backend("native"), tessera::InvalidInput);
+}
+
+TEST(BackendRegistry, MethodsEachBackendProvides) {
+  for (const auto& [name, method] : kBackendMethods) {
+    EXPECT_TRUE(make_direct_backend(name)->supports(method)) << name << " " << to_string(method);
+  }
+  for (const char* name : {"eigen", "cholmod", "umfpack", "superlu"}) {
+    auto backend = make_direct_backend(name);
+    EXPECT_FALSE(backend->supports(Method::CG)) << name;
+    EXPECT_THROW(backend->factorize(poisson2d(3), Method::CG), tessera::Unsupported) << name;
+  }
+}
+
+// Every backend x method rejects malformed input with a typed error, before the library sees it.
+TEST(BackendValidation, BadMatricesGiveTypedErrors) {
+  const CsrMatrix good = poisson2d(3);
+  for (const auto& [name, method] : kBackendMethods) {
+    SCOPED_TRACE(name + " " + to_string(method));
+    auto backend = make_direct_backend(name);
+    CsrMatrix rectangular = good;
+    rectangular.cols = 10;
+    EXPECT_THROW(backend->factorize(rectangular, method), tessera::DimensionMismatch);
+    CsrMatrix empty;
+    empty.row_ptr = at::zeros({1}, at::kLong);
+    empty.col_idx = at::zeros({0}, at::kLong);
+    empty.values = at::zeros({0}, at::kDouble);
+    EXPECT_THROW(backend->factorize(empty, method), tessera::InvalidInput);
+    CsrMatrix nan = good;
+    nan.values = good.values.clone();
+    nan.values[2] = std::nan("");
+    EXPECT_THROW(backend->factorize(nan, method), tessera::InvalidInput);
+    CsrMatrix single = good;
+    single.values = good.values.to(at::kFloat);
+    EXPECT_THROW(backend->factorize(single, method), tessera::Unsupported);
+    CsrMatrix int32 = good;
+    int32.col_idx = good.col_idx.to(at::kInt);
+    EXPECT_THROW(backend->factorize(int32, method), tessera::InvalidInput);
+    CsrMatrix out_of_range = good;
+    out_of_range.col_idx = good.col_idx.clone();
+    out_of_range.col_idx[1] = 99;
+    EXPECT_THROW(backend->factorize(out_of_range, method), tessera::InvalidInput);
+    CsrMatrix unsorted = good;
+    unsorted.col_idx = good.col_idx.clone();
+    std::swap(unsorted.col_idx.data_ptr<int64_t>()[0], unsorted.col_idx.data_ptr<int64_t>()[1]);
+    EXPECT_THROW(backend->factorize(unsorted, method), tessera::InvalidInput);
+    CsrMatrix short_values = good;
+    short_values.values = good.values.slice(0, 0, 5);
+    EXPECT_THROW(backend->factorize(short_values, method), tessera::DimensionMismatch);
+  }
+}
+
+TEST(BackendValidation, BadRightHandSidesGiveTypedErrors) {
+  const CsrMatrix a = poisson2d(3);
+  for (const auto& [name, method] : kBackendMethods) {
+    SCOPED_TRACE(name + " " + to_string(method));
+    auto f = make_direct_backend(name)->factorize(a, method);
+    ASSERT_EQ(f->status(), SolveStatus::Converged);
+    EXPECT_THROW(f->solve(at::ones({8}, at::kDouble), false), tessera::DimensionMismatch);
+    EXPECT_THROW(f->solve(at::ones({9, 2, 2}, at::kDouble), false), tessera::DimensionMismatch);
+    EXPECT_THROW(f->solve(at::ones({9}, at::kFloat), false), tessera::Unsupported);
+    at::Tensor nan = at::ones({9}, at::kDouble);
+    nan[4] = std::nan("");
+    EXPECT_THROW(f->solve(nan, false), tessera::InvalidInput);
+    // a non-contiguous [n, k] view is fine
+    at::Tensor wide = at::randn({9, 4}, at::kDouble);
+    at::Tensor strided = wide.slice(1, 0, 4, 2);
+    at::Tensor x = f->solve(strided, false);
+    EXPECT_LT(relative_residual(a, x, strided.contiguous(), false), 1e-12);
+  }
+}
+
+TEST(BackendValidation, CholeskyAndLdltRefuseNonSymmetricMatrices) {
+  const CsrMatrix general = poisson2d(4, 0.25);
+  for (const auto& [name, method] : kBackendMethods) {
+    if (method == Method::LU) continue;
+    SCOPED_TRACE(name + " " + to_string(method));
+    EXPECT_THROW(make_direct_backend(name)->factorize(general, method), tessera::InvalidInput);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::sla::testing

@@ -1,0 +1,26 @@
+// CHOLMOD through the shared conformance harness.
+#include "sla/support/direct_conformance.h"
+
+namespace tessera::sla::testing {
+
+TEST(Cholmod, CholeskyConformance) { run_conformance("cholmod", Method::Cholesky); }
+TEST(Cholmod, CholeskyReportsIndefinite) { run_indefinite_checks("cholmod"); }
+TEST(Cholmod, OnlyCholesky) {
+  auto backend = make_direct_backend("cholmod");
+  EXPECT_FALSE(backend->supports(Method::LU));
+  EXPECT_THROW(backend->factorize(poisson2d(3), Method::LU), tessera::Unsupported);
+}
+
+}  // namespace tessera::sla::testing
+
+namespace tessera::sla::testing {
+
+// A rank-deficient PSD matrix is not usable for Cholesky: either a non-positive pivot
+// (NotPositiveDefinite) or the condition estimate (Singular), never Converged.
+TEST(Cholmod, RankDeficientIsNotConverged) {
+  auto f = make_direct_backend("cholmod")->factorize(rank_deficient(20), Method::Cholesky);
+  EXPECT_NE(f->status(), SolveStatus::Converged);
+  EXPECT_FALSE(f->message().empty());
+}
+
+}  // namespace tessera::sla::testing

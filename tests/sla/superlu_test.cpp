@@ -1,0 +1,9 @@
+// SuperLU through the shared conformance harness.
+#include "sla/support/direct_conformance.h"
+
+namespace tessera::sla::testing {
+
+TEST(Superlu, LuConformance) { run_conformance("superlu", Method::LU); }
+TEST(Superlu, LuReportsSingular) { run_singular_checks("superlu", Method::LU); }
+
+}  // namespace tessera::sla::testing
