@@ -1,18 +1,16 @@
-// `tessera bench`: run a benchmark and print JSON lines.
+// `tessera bench <name>`: benchmark programs printing JSON lines. Each benchmark lives in
+// its own file (bench_<name>.cpp) and registers itself here.
 
 #include "commands.h"
-#include "tessera/core/error.h"
 
 namespace tessera::app {
 
+void add_bench_dist_cg(CLI::App& bench, CommandBody& body);
+
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
-  cmd->allow_extras();
-  cmd->callback([&body] {
-    body = []() -> int {
-      TESSERA_THROW(Unsupported, "'tessera bench' is not implemented in this version yet");
-    };
-  });
+  cmd->require_subcommand(1);
+  add_bench_dist_cg(*cmd, body);
 }
 
 }  // namespace tessera::app

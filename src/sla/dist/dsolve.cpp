@@ -18,13 +18,26 @@ namespace {
 using torch::autograd::Node;
 using torch::autograd::variable_list;
 
-// <u, v> summed over the ranks
-detail::InnerProduct global_dot(const std::shared_ptr<dist::Communicator>& comm) {
-  return [comm](const at::Tensor& u, const at::Tensor& v) {
-    at::Tensor s = at::dot(u, v).to(at::kDouble).reshape({1}).contiguous();
-    comm->all_reduce(s, dist::ReduceOp::Sum);
+// The Krylov space of distributed vectors: inner products summed over the ranks.
+detail::KrylovSpace distributed_space(const std::shared_ptr<dist::Communicator>& comm, int64_t global_rows) {
+  detail::KrylovSpace space;
+  space.dot = [comm](const at::Tensor& u, const at::Tensor& v) {
+    at::Tensor s = at::dot(u, v).to(at::kDouble).reshape({1}).contiguous();  // <u, v>_r
+    comm->all_reduce(s, dist::ReduceOp::Sum);                                 // sum_r <u, v>_r
     return s.item<double>();
   };
+  space.block_dot = [comm](const at::Tensor& v, const at::Tensor& w) {
+    at::Tensor h = at::mv(v, w).contiguous();  // V_r^T w_r
+    comm->all_reduce(h, dist::ReduceOp::Sum);
+    return h;
+  };
+  space.any = [comm](bool flag) {
+    at::Tensor f = at::full({1}, static_cast<int32_t>(flag), at::kInt);
+    comm->all_reduce(f, dist::ReduceOp::Max);
+    return f.item<int32_t>() != 0;
+  };
+  space.global_size = global_rows;
+  return space;
 }
 
 // Solves A x = b (or A^T x = b) column by column; info is the worst over the columns.
@@ -36,14 +49,14 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
     return transpose ? plain.rmatvec(v) : plain.matvec(v);
   };
   at::Tensor diagonal = plain.diagonal();
-  auto dot = global_dot(a.comm());
+  const detail::KrylovSpace space = distributed_space(a.comm(), a.rows());
   at::Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
   std::vector<at::Tensor> columns;
   info = SolveInfo{};
   for (int64_t j = 0; j < b2.size(1); ++j) {
     SolveInfo column_info;
     columns.push_back(detail::krylov_solve(op, diagonal, b2.select(1, j).contiguous(), options,
-                                           column_info, dot));
+                                           column_info, &space));
     if (j == 0 || column_info.status != SolveStatus::Converged) {
       SolveStatus keep = info.status;
       info = column_info;

@@ -37,7 +37,7 @@ HaloPlan build_halo_plan(dist::Communicator& comm, const RowPartition& partition
 
   // halo = distinct foreign columns, ordered by (owner, global id): key = owner n + g
   at::Tensor foreign_key = (col_owner * n + cols).masked_select(at::logical_not(is_owned));
-  at::Tensor halo_key = at::unique_consecutive(std::get<0>(at::sort(foreign_key)));
+  at::Tensor halo_key = std::get<0>(at::unique_consecutive(std::get<0>(at::sort(foreign_key))));
   at::Tensor halo_owner = at::div(halo_key, n, "floor");
   at::Tensor halo_global = halo_key - halo_owner * n;
   plan.halo = halo_key.numel();

@@ -24,7 +24,7 @@ RowPartition RowPartition::metis(const SparseTensor& a, int parts) {
   at::Tensor src = at::cat({rows.masked_select(off), cols.masked_select(off)});
   at::Tensor dst = at::cat({cols.masked_select(off), rows.masked_select(off)});
   at::Tensor key = std::get<0>(at::sort(src * n + dst));  // sort by (src, dst)
-  key = at::unique_consecutive(key);
+  key = std::get<0>(at::unique_consecutive(key));
   at::Tensor edge_src = at::div(key, n, "floor");
   at::Tensor edge_dst = key - edge_src * n;
   TESSERA_CHECK(key.numel() < std::numeric_limits<idx_t>::max(), Unsupported,

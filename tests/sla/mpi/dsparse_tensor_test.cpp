@@ -6,9 +6,12 @@
 
 #include <ATen/ATen.h>
 
+#include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/sla/dist/dsolve.h"
 #include "tessera/sla/dist/dsparse_tensor.h"
+#include "tessera/sla/dist/dsparse_tensor_list.h"
+#include "tessera/sla/dist/local_generators.h"
 #include "tessera/sla/generators.h"
 
 namespace tessera::sla {
@@ -119,14 +122,15 @@ TEST_P(Distributed, SolveAndItsGradientsEqualSingleProcess) {
   EXPECT_LT(rel_err(gv, v2.grad()), 1e-10);
 }
 
+std::string kind_name(const ::testing::TestParamInfo<Kind>& info) {
+  static const char* const names[] = {"PoissonContiguous", "PoissonMetis", "NonsymContiguous", "NonsymMetis"};
+  return names[static_cast<int>(info.param)];
+}
+
 INSTANTIATE_TEST_SUITE_P(Patterns, Distributed,
                          ::testing::Values(Kind::PoissonContiguous, Kind::PoissonMetis,
                                            Kind::NonsymContiguous, Kind::NonsymMetis),
-                         [](const auto& info) {
-                           const char* names[] = {"PoissonContiguous", "PoissonMetis", "NonsymContiguous",
-                                                  "NonsymMetis"};
-                           return std::string(names[static_cast<int>(info.param)]);
-                         });
+                         kind_name);
 
 TEST(DistributedEdgeCases, MoreRanksThanRowsLeavesEmptyRanksWorking) {
   auto comm = dist::world();
@@ -160,9 +164,6 @@ TEST(DistributedEdgeCases, CoordinateBisectionBalancesParts) {
 
 }  // namespace
 }  // namespace tessera::sla
-
-#include "tessera/sla/dist/dsparse_tensor_list.h"
-#include "tessera/sla/dist/local_generators.h"
 
 namespace tessera::sla {
 namespace {

@@ -16,9 +16,9 @@ KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& 
   at::Tensor r = b - a(x);                 // r = b - A x
   at::Tensor z = m.apply(r);               // z = M^{-1} r
   at::Tensor p = z.clone();                // p = z
-  double rz = dot_host(r, z);                   // rho = <r, z>
+  double rz = params.space.dot(r, z);                   // rho = <r, z>
   for (int64_t it = 0;; ++it) {
-    const double rnorm = norm_host(r);
+    const double rnorm = params.space.norm(r);
     if (!std::isfinite(rnorm)) {
       out.status = SolveStatus::Breakdown;
       out.message = "CG: the residual became non-finite";
@@ -27,7 +27,7 @@ KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& 
     if (rnorm <= params.tol) { out.status = SolveStatus::Converged; break; }
     if (it >= params.maxiter) { out.status = SolveStatus::NotConverged; break; }
     at::Tensor q = a(p);                   // q = A p
-    const double pq = dot_host(p, q);           // curvature <p, A p>
+    const double pq = params.space.dot(p, q);           // curvature <p, A p>
     if (!(pq > 0.0)) {
       out.status = SolveStatus::NotPositiveDefinite;
       out.message = "CG: non-positive curvature <p, A p> = " + std::to_string(pq) + ": A is not SPD";
@@ -36,7 +36,7 @@ KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& 
     const double alpha = rz / pq;          // alpha = <r, z> / <p, A p>
     krylov_step(x, r, p, q, alpha);               // x += alpha p; r -= alpha q
     z = m.apply(r);                        // z = M^{-1} r
-    const double rz_new = dot_host(r, z);
+    const double rz_new = params.space.dot(r, z);
     update_direction(p, z, rz_new / rz);   // p = z + (rho_new / rho) p
     rz = rz_new;
     out.iterations = it + 1;

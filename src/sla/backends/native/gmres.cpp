@@ -44,7 +44,7 @@ KrylovResult run_gmres(const LinearOperator& a, const Jacobi& m, const at::Tenso
   const int64_t restart = std::max<int64_t>(1, params.restart);
   while (true) {
     at::Tensor r = b - a(x);                                  // r = b - A x
-    const double beta = norm_host(r);
+    const double beta = params.space.norm(r);
     if (!std::isfinite(beta)) { out.status = SolveStatus::Breakdown; out.message = "GMRES: non-finite residual"; break; }
     if (beta <= params.tol) { out.status = SolveStatus::Converged; break; }
     if (out.iterations >= params.maxiter) { out.status = SolveStatus::NotConverged; break; }
@@ -57,12 +57,12 @@ KrylovResult run_gmres(const LinearOperator& a, const Jacobi& m, const at::Tenso
     for (; j < m_max; ++j) {
       at::Tensor w = a(m.apply(basis[j]));                    // w = A M^{-1} v_j
       at::Tensor vj = basis.narrow(0, 0, j + 1);
-      at::Tensor h = at::mv(vj, w);                           // h = V^T w
+      at::Tensor h = params.space.block_dot(vj, w);           // h = V^T w
       w = w - at::mv(vj.t(), h);                              // w = w - V h
-      at::Tensor h2 = at::mv(vj, w);                          // second pass (CGS2)
+      at::Tensor h2 = params.space.block_dot(vj, w);          // second pass (CGS2)
       w = w - at::mv(vj.t(), h2);
       h = (h + h2).cpu().to(at::kDouble);
-      const double wnorm = norm_host(w);                          // h(j+1, j) = ||w||
+      const double wnorm = params.space.norm(w);                          // h(j+1, j) = ||w||
       c.h.emplace_back(h.data_ptr<double>(), h.data_ptr<double>() + j + 1);
       c.h[j].push_back(wnorm);
       if (wnorm > 0.0) basis[j + 1].copy_(w / wnorm);         // v_{j+1} = w / h(j+1, j)

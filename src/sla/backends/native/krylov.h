@@ -17,10 +17,30 @@ namespace tessera::sla::detail {
 /// y = A v on 1-D vectors [n].
 using LinearOperator = std::function<at::Tensor(const at::Tensor&)>;
 
+/// The vector space the methods run in. Single-process by default; a distributed solve
+/// sums the inner products over the ranks (and agrees on flags), so that the same
+/// algorithm code serves both.
+struct KrylovSpace {
+  /// <u, v> as a host double.
+  std::function<double(const at::Tensor&, const at::Tensor&)> dot;
+  /// h = V^T w for the rows v_i of V ([j, n] x [n] -> [j]): GMRES's block of inner products.
+  std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> block_dot;
+  /// True when `flag` holds anywhere (on any rank).
+  std::function<bool(bool)> any;
+  /// Length of the global vectors (the default maxiter is 10 times this).
+  int64_t global_size = 0;
+
+  /// ||u||_2 in this space.
+  double norm(const at::Tensor& u) const;
+  /// The single-process space of vectors of length n.
+  static KrylovSpace local(int64_t n);
+};
+
 struct KrylovParams {
   double tol = 0.0;         ///< absolute tolerance on ||b - A x||_2
   int64_t maxiter = 0;      ///< iterations left
   int64_t restart = 50;     ///< GMRES(m)
+  KrylovSpace space;        ///< where inner products are taken
 };
 
 struct KrylovResult {
@@ -47,8 +67,10 @@ KrylovResult run_minres(const LinearOperator& a, const Jacobi& m, const at::Tens
 
 /// Solves A x = b (b [n]) with options.method (CG, BiCGStab, GMRES or MINRES) and
 /// options.preconditioner; fills info (iterations, true relative residual, status).
+/// `space` (optional) makes the solve distributed: b, the diagonal and the operator act
+/// on this rank's entries, and inner products go through the space.
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
-                        const SolveOptions& options, SolveInfo& info);
+                        const SolveOptions& options, SolveInfo& info, const KrylovSpace* space = nullptr);
 
 /// The operator v -> A_b v (or A_b^T v) of batch element `batch` of `a`.
 LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose);

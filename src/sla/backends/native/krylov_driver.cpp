@@ -54,15 +54,27 @@ LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose
   };
 }
 
+double KrylovSpace::norm(const at::Tensor& u) const { return std::sqrt(dot(u, u)); }
+
+KrylovSpace KrylovSpace::local(int64_t n) {
+  KrylovSpace s;
+  s.dot = [](const at::Tensor& u, const at::Tensor& v) { return dot_host(u, v); };
+  s.block_dot = [](const at::Tensor& v, const at::Tensor& w) { return at::mv(v, w); };
+  s.any = [](bool flag) { return flag; };
+  s.global_size = n;
+  return s;
+}
+
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
-                        const SolveOptions& options, SolveInfo& info) {
-  const int64_t n = b.size(0);
+                        const SolveOptions& options, SolveInfo& info, const KrylovSpace* space) {
+  KrylovParams params;
+  params.space = space ? *space : KrylovSpace::local(b.size(0));
+  const int64_t n = params.space.global_size;
   info.backend = "native";
   info.method = options.method;
   info.iterations = 0;
   Algorithm run = algorithm_for(options.method);
-  const double bnorm = norm_host(b);
-  KrylovParams params;
+  const double bnorm = params.space.norm(b);
   params.tol = std::max(options.rtol * bnorm, options.atol);          // ||r|| <= max(rtol ||b||, atol)
   const int64_t maxiter = options.maxiter > 0 ? options.maxiter : std::min<int64_t>(10 * n, 100000);
   params.restart = options.gmres_restart;
@@ -73,7 +85,7 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
     return x;
   }
   if (options.method == Method::CG && options.preconditioner == Preconditioner::Jacobi &&
-      (diagonal <= 0).any().item<bool>()) {
+      params.space.any((diagonal <= 0).any().item<bool>())) {
     info.status = SolveStatus::NotPositiveDefinite;
     info.message = "CG: a diagonal entry is <= 0, so A is not SPD";
     info.residual = 1.0;
@@ -87,7 +99,7 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
     info.iterations += result.iterations;
     x = result.x;
     if (result.status != SolveStatus::Converged) break;
-    const double true_r = norm_host(b - a(x));                             // ||b - A x|| recomputed
+    const double true_r = params.space.norm(b - a(x));                             // ||b - A x|| recomputed
     if (true_r <= params.tol) break;
     if (result.iterations == 0 || info.iterations >= maxiter) {       // drifted and cannot improve
       result.status = SolveStatus::NotConverged;
@@ -97,7 +109,7 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
   }
   info.status = result.status;
   info.message = result.message;
-  const double r = norm_host(b - a(x)) / bnorm;                            // ||b - A x|| / ||b||
+  const double r = params.space.norm(b - a(x)) / bnorm;                            // ||b - A x|| / ||b||
   info.residual = std::isfinite(r) ? r : std::numeric_limits<double>::infinity();
   if (info.status == SolveStatus::NotConverged && info.message.empty()) {
     info.message = std::string(to_string(options.method)) + " reached maxiter = " + std::to_string(maxiter) +

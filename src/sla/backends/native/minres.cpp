@@ -18,27 +18,27 @@ KrylovResult run_minres(const LinearOperator& a, const Jacobi& m, const at::Tens
   at::Tensor x = x0.clone();
   at::Tensor r1 = b - a(x);                         // r = b - A x
   at::Tensor y = m.apply(r1);                       // y = M^{-1} r
-  const double ry = dot_host(r1, y);
+  const double ry = params.space.dot(r1, y);
   if (ry < 0.0) { out.status = SolveStatus::Breakdown; out.message = "MINRES: preconditioner is not SPD"; out.x = x; return out; }
   const double beta1 = std::sqrt(ry);               // beta_1 = ||r||_{M^{-1}}
-  if (norm_host(r1) <= params.tol || beta1 == 0.0) { out.status = SolveStatus::Converged; out.x = x; return out; }
+  if (params.space.norm(r1) <= params.tol || beta1 == 0.0) { out.status = SolveStatus::Converged; out.x = x; return out; }
   at::Tensor r2 = r1.clone();
   at::Tensor w = at::zeros_like(x), w2 = at::zeros_like(x);
   double beta = beta1, oldb = 0.0, dbar = 0.0, epsln = 0.0, phibar = beta1, cs = -1.0, sn = 0.0;
   // The recursion's residual estimate is in the M^{-1} norm; scale the target to it.
-  const double tol_est = params.tol * beta1 / norm_host(r1);
+  const double tol_est = params.tol * beta1 / params.space.norm(r1);
   out.status = SolveStatus::NotConverged;
   for (int64_t it = 0; it < params.maxiter; ++it) {
     at::Tensor v = y / beta;                        // v_k = y / beta_k  (Lanczos vector)
     y = a(v);                                       // y = A v_k
     if (it > 0) y.sub_(r1, beta / oldb);            // y -= (beta_k / beta_{k-1}) r_{k-1}
-    const double alfa = dot_host(v, y);                  // alpha_k = <v_k, A v_k>
+    const double alfa = params.space.dot(v, y);                  // alpha_k = <v_k, A v_k>
     y.sub_(r2, alfa / beta);                        // y -= (alpha_k / beta_k) r_k
     r1 = r2;
     r2 = y;
     y = m.apply(r2);                                // y = M^{-1} r_{k+1}
     oldb = beta;
-    const double r2y = dot_host(r2, y);
+    const double r2y = params.space.dot(r2, y);
     if (!(r2y >= 0.0)) { out.status = SolveStatus::Breakdown; out.message = "MINRES: <r, M^{-1} r> < 0 or NaN"; break; }
     beta = std::sqrt(r2y);                          // beta_{k+1}
     const double oldeps = epsln;
