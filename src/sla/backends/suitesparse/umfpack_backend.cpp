@@ -1,6 +1,7 @@
 // UMFPACK sparse LU (umfpack_dl_*: int64 indices).
 #include <umfpack.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -65,9 +66,10 @@ class UmfpackFactorization final : public detail::FactorizationBase {
     status = umfpack_dl_numeric(ap(), ai(), ax(), symbolic, &numeric, control_, info);  // P M Q = L U
     numeric_.reset(numeric);
     if (status == UMFPACK_WARNING_singular_matrix) {
+      char rcond[32];
+      std::snprintf(rcond, sizeof(rcond), "%.3g", info[UMFPACK_RCOND]);  // min |u_ii| / max |u_ii|
       set_failure(SolveStatus::Singular,
-                  "umfpack: the matrix is singular (a zero pivot; estimated rcond " +
-                      std::to_string(info[UMFPACK_RCOND]) + ")");
+                  std::string("umfpack: the matrix is singular (a zero pivot; pivot ratio ") + rcond + ")");
       return;
     }
     check_umfpack(status, "umfpack_dl_numeric");
