@@ -147,6 +147,11 @@ inline void run_indefinite_checks(const std::string& backend_name) {
   // dwt_878 with unit values is symmetric and indefinite (and singular)
   auto f = backend->factorize(read_matrix_market(matrix_path("dwt_878.mtx"), true), Method::Cholesky);
   EXPECT_NE(f->status(), SolveStatus::Converged);
+  // a rank-deficient PSD matrix is not usable either: a non-positive pivot
+  // (NotPositiveDefinite) or the condition estimate (Singular), never Converged
+  auto g = backend->factorize(rank_deficient(20), Method::Cholesky);
+  EXPECT_NE(g->status(), SolveStatus::Converged);
+  EXPECT_FALSE(g->message().empty());
 }
 
 }  // namespace tessera::sla::testing
