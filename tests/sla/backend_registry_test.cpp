@@ -107,5 +107,20 @@ TEST(BackendValidation, CholeskyAndLdltRefuseNonSymmetricMatrices) {
   }
 }
 
+// A cached factorisation keeps solving the matrix it factorised, even when the caller
+// changes the values in place afterwards (as an optimiser step would).
+TEST(BackendValidation, FactorisationOutlivesInPlaceChangesToTheInput) {
+  for (const auto& [name, method] : kBackendMethods) {
+    SCOPED_TRACE(name + " " + to_string(method));
+    CsrMatrix a = poisson2d(5);
+    const CsrMatrix original{a.rows, a.cols, a.row_ptr.clone(), a.col_idx.clone(), a.values.clone()};
+    auto f = make_direct_backend(name)->factorize(a, method);
+    a.values.mul_(3.0).add_(1.0);
+    const at::Tensor b = csr_apply(original, at::ones({a.rows}, at::kDouble), false);
+    EXPECT_LT(relative_residual(original, f->solve(b, false), b, false), 1e-13);
+    EXPECT_LT(relative_residual(original, f->solve(b, true), b, true), 1e-13);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::sla::testing

@@ -83,6 +83,18 @@ TEST(EigenIterative, AbsoluteToleranceAndZeroRightHandSide) {
   EXPECT_LE(r1.norm().item<double>(), 1e-6);
 }
 
+// CG on [[0, 1], [1, 0]]: p^T A p = 0 in the first step. A numerical failure is a status,
+// never a Converged result carrying NaN.
+TEST(EigenIterative, IndefiniteMatrixIsNotReportedConverged) {
+  auto eigen = make_iterative_backend("eigen");
+  const CsrMatrix a = csr_from_dense(at::tensor({0.0, 1.0, 1.0, 0.0}, at::kDouble).reshape({2, 2}));
+  const at::Tensor b = at::tensor({1.0, 0.0}, at::kDouble);
+  IterativeResult r = eigen->solve(a, b, krylov(Method::CG, Preconditioner::None), false);
+  EXPECT_NE(r.info.status, SolveStatus::Converged);
+  EXPECT_FALSE(r.info.message.empty());
+  if (!at::isfinite(r.x).all().item<bool>()) EXPECT_EQ(r.info.status, SolveStatus::Breakdown);
+}
+
 TEST(EigenIterative, RejectsBadOptions) {
   auto eigen = make_iterative_backend("eigen");
   const CsrMatrix a = poisson2d(3);

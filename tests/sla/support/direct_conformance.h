@@ -147,6 +147,27 @@ inline void run_indefinite_checks(const std::string& backend_name) {
   // dwt_878 with unit values is symmetric and indefinite (and singular)
   auto f = backend->factorize(read_matrix_market(matrix_path("dwt_878.mtx"), true), Method::Cholesky);
   EXPECT_NE(f->status(), SolveStatus::Converged);
+  // bcsstk13 - sigma I with sigma = mean diagonal: indefinite, large enough for CHOLMOD's
+  // supernodal path (where a failed pivot stops the factorisation at L->minor)
+  CsrMatrix shifted = read_matrix_market(matrix_path("bcsstk13.mtx"));
+  shifted.values = shifted.values.clone();
+  const auto* rp = shifted.row_ptr.data_ptr<int64_t>();
+  const auto* ci = shifted.col_idx.data_ptr<int64_t>();
+  auto* v = shifted.values.data_ptr<double>();
+  double mean_diagonal = 0.0;
+  for (int64_t i = 0; i < shifted.rows; ++i) {
+    for (int64_t p = rp[i]; p < rp[i + 1]; ++p) mean_diagonal += ci[p] == i ? v[p] / shifted.rows : 0.0;
+  }
+  for (int64_t i = 0; i < shifted.rows; ++i) {
+    for (int64_t p = rp[i]; p < rp[i + 1]; ++p) v[p] -= ci[p] == i ? mean_diagonal : 0.0;
+  }
+  auto h = backend->factorize(shifted, Method::Cholesky);
+  EXPECT_EQ(h->status(), SolveStatus::NotPositiveDefinite) << h->message();
+  // a rank-deficient PSD matrix is not usable either: a non-positive pivot
+  // (NotPositiveDefinite) or the condition estimate (Singular), never Converged
+  auto g = backend->factorize(rank_deficient(20), Method::Cholesky);
+  EXPECT_NE(g->status(), SolveStatus::Converged);
+  EXPECT_FALSE(g->message().empty());
 }
 
 }  // namespace tessera::sla::testing

@@ -3,6 +3,9 @@
 /// What every third-party factorisation shares: status bookkeeping, right-hand-side
 /// layout ([n] or [n, k] in, column-major block to the library) and the singularity
 /// check by condition estimate. A backend implements only `solve_in_place`.
+///
+/// Thread safety: solve() may be called repeatedly but not concurrently on one object
+/// (CHOLMOD keeps its workspace in the cholmod_common the factorisation owns).
 
 #include <string>
 

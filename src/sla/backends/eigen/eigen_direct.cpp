@@ -59,7 +59,8 @@ class EigenLUFactorization final : public detail::FactorizationBase {
     solver_.analyzePattern(m);
     solver_.factorize(m);
     if (solver_.info() != Eigen::Success) {
-      set_failure(SolveStatus::Singular, "eigen: SparseLU failed: " + solver_.lastErrorMessage());
+      set_failure(SolveStatus::Singular, "eigen: SparseLU met a zero pivot, the matrix is singular (Eigen: " +
+                                             solver_.lastErrorMessage() + ")");
       return;
     }
     check_condition(a);

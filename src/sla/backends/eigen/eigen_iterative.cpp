@@ -19,7 +19,9 @@ using detail::EigenRowMajor;
 
 // Worst of two statuses (Converged < NotConverged < Breakdown), to merge columns.
 SolveStatus worse(SolveStatus a, SolveStatus b) {
-  auto rank = [](SolveStatus s) { return s == SolveStatus::Converged ? 0 : s == SolveStatus::NotConverged ? 1 : 2; };
+  auto rank = [](SolveStatus s) {
+    return s == SolveStatus::Converged ? 0 : s == SolveStatus::NotConverged ? 1 : 2;
+  };
   return rank(a) >= rank(b) ? a : b;
 }
 

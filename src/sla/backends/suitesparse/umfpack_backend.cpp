@@ -1,6 +1,7 @@
 // UMFPACK sparse LU (umfpack_dl_*: int64 indices).
 #include <umfpack.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,13 @@ struct NumericDeleter {
 // LU of M = A^T: the CSR arrays of A read column-major (no transpose copy). So A x = b is
 // solved as M^T x = b (UMFPACK_At) and the transposed solve A^T x = b as M x = b
 // (UMFPACK_A). UMFPACK's iterative refinement reads the matrix again at solve time, so
-// the factorisation keeps references to a's arrays: do not modify them in place while
-// it lives.
+// the factorisation keeps its own copy of the arrays (a caller, e.g. an optimiser step,
+// may change a.values in place while the factorisation is still cached).
 class UmfpackFactorization final : public detail::FactorizationBase {
  public:
   explicit UmfpackFactorization(const CsrMatrix& a)
       : FactorizationBase("umfpack", Method::LU, a.rows),
-        row_ptr_(a.row_ptr), col_idx_(a.col_idx), values_(a.values) {
+        row_ptr_(a.row_ptr.clone()), col_idx_(a.col_idx.clone()), values_(a.values.clone()) {
     umfpack_dl_defaults(control_);
     double info[UMFPACK_INFO];
     void* symbolic = nullptr;
@@ -59,15 +60,16 @@ class UmfpackFactorization final : public detail::FactorizationBase {
     core::ScopedBlasThreads blas(1);  // frontal-matrix BLAS threads fight over the cores
     const SuiteSparse_long n = a.rows;
     SuiteSparse_long status =
-        umfpack_dl_symbolic(n, n, ap(), ai(), ax(), &symbolic, control_, info);  // ordering
+        umfpack_dl_symbolic(n, n, ap(), ai(), ax(), &symbolic, control_, info);  // column ordering Q
     std::unique_ptr<void, SymbolicDeleter> symbolic_guard(symbolic);
     check_umfpack(status, "umfpack_dl_symbolic");
     status = umfpack_dl_numeric(ap(), ai(), ax(), symbolic, &numeric, control_, info);  // P M Q = L U
     numeric_.reset(numeric);
     if (status == UMFPACK_WARNING_singular_matrix) {
+      char rcond[32];
+      std::snprintf(rcond, sizeof(rcond), "%.3g", info[UMFPACK_RCOND]);  // min |u_ii| / max |u_ii|
       set_failure(SolveStatus::Singular,
-                  "umfpack: the matrix is singular (a zero pivot; estimated rcond " +
-                      std::to_string(info[UMFPACK_RCOND]) + ")");
+                  std::string("umfpack: the matrix is singular (a zero pivot; pivot ratio ") + rcond + ")");
       return;
     }
     check_umfpack(status, "umfpack_dl_numeric");

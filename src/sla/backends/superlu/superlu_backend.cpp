@@ -10,6 +10,7 @@
 #include "sla/backends/common/csr_checks.h"
 #include "sla/backends/common/factorization_base.h"
 #include "tessera/core/error.h"
+#include "tessera/core/threads.h"
 
 namespace tessera::sla::backends {
 namespace {
@@ -62,6 +63,7 @@ class SuperluFactorization final : public detail::FactorizationBase {
     sp_preorder(&options, &m, perm_c_.data(), etree.data(), &permuted);  // M Pc and its etree
     StatGuard stat;
     GlobalLU_t glu{};
+    core::ScopedBlasThreads blas(1);  // SuperLU calls the BLAS for supernode updates
     int info = 0;
     dgstrf(&options, &permuted, sp_ienv(2), sp_ienv(1), etree.data(), nullptr, 0, perm_c_.data(),
            perm_r_.data(), &factors_.l, &factors_.u, &glu, &stat.stat, &info);  // Pr M Pc = L U
