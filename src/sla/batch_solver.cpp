@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sla/backend_lookup.h"
 #include "sla/backends/native/krylov.h"
 #include "tessera/core/error.h"
 #include "tessera/core/threads.h"
@@ -45,6 +46,8 @@ void merge_info(SolveInfo& total, const SolveInfo& part) {
   if (severity(part.status) > severity(total.status)) {
     total.status = part.status;
     total.message = part.message;
+  } else if (total.message.empty()) {
+    total.message = part.message;   // e.g. which fallback ran
   }
   total.iterations = std::max(total.iterations, part.iterations);
   total.residual = std::max(total.residual, part.residual);
@@ -73,17 +76,27 @@ BatchSolver::BatchSolver(const SparseTensor& a, const SolveOptions& options)
 }
 
 void BatchSolver::prepare_direct(int64_t index, Element& e) {
-  auto backend = make_direct_backend(choice_.backend);
+  auto backend = direct_backend(choice_.backend);
   const CsrMatrix csr = a_.to_csr_matrix(index);
   core::ScopedBlasThreads blas(1);   // supernodal factorisations and our OpenMP do not mix
   e.factor = backend->factorize(csr, e.method);
-  // SPD was only a guess from symmetry and the diagonal: Cholesky -> LDLT -> LU.
+  if (!choice_.allow_fallback || e.method != Method::Cholesky) return;
+  // SPD was only a guess from symmetry and the diagonal: Cholesky -> LDLT -> LU, on the same
+  // backend when it has them, else on the preferred LU backend.
   for (Method next : {Method::LDLT, Method::LU}) {
-    if (!choice_.allow_fallback || e.factor->status() != SolveStatus::NotPositiveDefinite) break;
-    if (!backend->supports(next)) continue;
-    e.message = "Cholesky found a non-positive pivot; fell back to " + std::string(to_string(next));
+    if (e.factor->status() != SolveStatus::NotPositiveDefinite) return;
+    std::unique_ptr<DirectBackend> other;
+    DirectBackend* use = backend.get();
+    if (!backend->supports(next)) {
+      const std::string name = next == Method::LU ? preferred_direct_backend(next) : std::string();
+      if (name.empty()) continue;
+      other = direct_backend(name);
+      use = other.get();
+    }
+    e.message = "Cholesky found a non-positive pivot; fell back to " + std::string(to_string(next)) + " (" +
+                use->name() + ")";
     e.method = next;
-    e.factor = backend->factorize(csr, next);
+    e.factor = use->factorize(csr, next);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "tessera/sla/backends/direct_backend.h"
 #include "tessera/sla/backends/iterative_backend.h"
 #include "tessera/sla/solve.h"
+#include "sla/backend_lookup.h"
 
 namespace tessera::sla {
 namespace {
@@ -21,16 +22,6 @@ double memory_budget_bytes() {
     if (v > 0) return v;
   }
   return 2.0 * 1024 * 1024 * 1024;
-}
-
-/// First of `preferred` that is compiled in and supports `method`; empty when none.
-std::string first_compiled(std::initializer_list<const char*> preferred, Method method) {
-  const std::vector<std::string> compiled = compiled_direct_backends();
-  for (const char* name : preferred) {
-    if (std::find(compiled.begin(), compiled.end(), name) == compiled.end()) continue;
-    if (make_direct_backend(name)->supports(method)) return name;
-  }
-  return {};
 }
 
 Method native_method(const MatrixProperties& props) {
@@ -48,16 +39,13 @@ Method direct_method(const DirectBackend& backend, const MatrixProperties& props
 }
 
 SolverChoice choose_auto(const SparseTensor& a, const MatrixProperties& props, const SolveOptions& options) {
-  SolverChoice c;
   const bool spd = props.spd_candidate();
   if (is_krylov(options.method)) return {"native", options.method, false};
   const bool lu = !spd;
   const bool fits = estimated_factor_bytes(a, lu) <= memory_budget_bytes();
   if (a.values().is_cpu() && (fits || options.method != Method::Auto)) {
-    Method m = options.method != Method::Auto ? options.method : (spd ? Method::Cholesky : Method::LU);
-    std::string name = spd || m == Method::Cholesky ? first_compiled({"cholmod", "eigen"}, m)
-                                                    : first_compiled({"umfpack", "superlu", "eigen"}, m);
-    if (name.empty() && m == Method::LDLT) name = first_compiled({"eigen", "cholmod"}, m);
+    const Method m = options.method != Method::Auto ? options.method : (spd ? Method::Cholesky : Method::LU);
+    const std::string name = detail::preferred_direct_backend(m);
     if (!name.empty()) return {name, m, options.method == Method::Auto};
     TESSERA_CHECK(options.method == Method::Auto, NotCompiled, "no direct backend providing ",
                   to_string(options.method), " is compiled into this build");
@@ -85,7 +73,7 @@ SolverChoice choose_solver(const SparseTensor& a, const MatrixProperties& props,
   }
   TESSERA_CHECK(!is_krylov(options.method), Unsupported, "backend '", name, "' is direct; method ",
                 to_string(options.method), " needs backend native (or eigen for cg/bicgstab)");
-  auto backend = make_direct_backend(name);             // NotCompiled / InvalidInput
+  auto backend = detail::direct_backend(name);             // NotCompiled / InvalidInput
   if (options.method != Method::Auto) {
     TESSERA_CHECK(backend->supports(options.method), Unsupported, "backend '", name, "' does not provide ",
                   to_string(options.method));

@@ -24,7 +24,7 @@ MatrixProperties detect_properties(const SparseTensor& a, int64_t batch_index) {
   at::Tensor on_diag = row == col;
   at::Tensor diag = at::zeros({a.rows()}, v.options()).index_add(0, row.index_select(0, on_diag.nonzero().flatten()),
                                                                  v.index_select(0, on_diag.nonzero().flatten()));
-  at::Tensor has_diag = at::zeros({a.rows()}, at::kLong).index_add(0, row, on_diag.to(at::kLong)) > 0;
+  at::Tensor has_diag = at::zeros({a.rows()}, row.options()).index_add(0, row, on_diag.to(at::kLong)) > 0;
   p.positive_diagonal = has_diag.all().item<bool>() && (diag > 0).all().item<bool>();
   // off(i) = sum_{j != i} |a_ij|;  weakly dominant: |a_ii| >= off(i)
   at::Tensor off = at::zeros({a.rows()}, v.options()).index_add(0, row, v.abs() * (~on_diag).to(at::kDouble));

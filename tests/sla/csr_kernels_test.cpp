@@ -40,7 +40,13 @@ TEST(CsrKernels, OpenMpKernelsMatchReference) {
                            detail::csr_spmm_reference(a.row_ptr(), a.col_idx(), {}, v, x, 40)));
   EXPECT_TRUE(at::allclose(detail::csr_spmm(tp.row_ptr, tp.col_idx, tp.perm, v, x, 40),
                            detail::csr_spmm_reference(tp.row_ptr, tp.col_idx, tp.perm, v, x, 40)));
+  // int64 indices (used beyond 2^31 entries) through the same kernels
+  at::Tensor rp64 = a.row_ptr().to(at::kLong), ci64 = a.col_idx().to(at::kLong);
+  EXPECT_TRUE(at::allclose(detail::csr_spmm(rp64, ci64, {}, v, x, 40),
+                           detail::csr_spmm(a.row_ptr(), a.col_idx(), {}, v, x, 40)));
   at::Tensor l = at::randn({1, 40, 3}, at::kDouble);
+  EXPECT_TRUE(at::allclose(detail::csr_sampled_dot(rp64, ci64, l, x),
+                           detail::csr_sampled_dot(a.row_ptr(), a.col_idx(), l, x)));
   EXPECT_TRUE(at::allclose(detail::csr_sampled_dot(a.row_ptr(), a.col_idx(), l, x),
                            detail::csr_sampled_dot_reference(a.row_ptr(), a.col_idx(), l, x)));
 }

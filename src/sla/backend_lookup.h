@@ -1,0 +1,29 @@
+#pragma once
+// How dispatch and BatchSolver find direct backends: make_direct_backend /
+// compiled_direct_backends, unless a test installed its own lookup (e.g. a counting fake).
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/sla/backends/direct_backend.h"
+
+namespace tessera::sla::detail {
+
+struct BackendLookup {
+  std::function<std::unique_ptr<DirectBackend>(const std::string&)> make;
+  std::function<std::vector<std::string>()> compiled;
+};
+
+/// Installs `lookup` (both members set) or, with an empty one, restores the default.
+void set_backend_lookup_for_testing(BackendLookup lookup);
+
+std::unique_ptr<DirectBackend> direct_backend(const std::string& name);
+std::vector<std::string> direct_backends_compiled();
+
+/// The preferred compiled backend providing `method`: CHOLMOD then Eigen for Cholesky and
+/// LDLT, UMFPACK then SuperLU then Eigen for LU. Empty when none is compiled in.
+std::string preferred_direct_backend(Method method);
+
+}  // namespace tessera::sla::detail
