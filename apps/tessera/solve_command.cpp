@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "solve_cli.h"
 #include "tessera/core/error.h"
 #include "tessera/dist/guard.h"
 #include "tessera/sla/generators.h"
@@ -17,58 +18,24 @@
 namespace tessera::app {
 namespace {
 
-struct SolveCommandOptions {
-  std::string matrix;
-  std::string rhs;
-  int64_t poisson2d = 0;
-  int64_t poisson3d = 0;
-  std::string backend = "auto";
-  std::string method = "auto";
-  std::string preconditioner = "jacobi";
-  double rtol = 1e-10;
-  double atol = 0.0;
-  int64_t maxiter = 0;
-  bool json = false;
-};
 
 sla::SparseTensor load_matrix(const SolveCommandOptions& o) {
-  const int sources = !o.matrix.empty() + (o.poisson2d > 0) + (o.poisson3d > 0);
-  TESSERA_CHECK(sources == 1, InvalidInput, "give exactly one of A.mtx, --poisson2d N, --poisson3d N");
+  check_matrix_source(o);
   if (o.poisson2d > 0) return sla::poisson2d(o.poisson2d);
   if (o.poisson3d > 0) return sla::poisson3d(o.poisson3d);
   return sla::read_sparse_matrix_market(o.matrix);
 }
 
 int run_solve(const SolveCommandOptions& o) {
+  if (dist::world()->size() > 1) return run_distributed_solve(o);  // under mpirun -np P > 1
   sla::SparseTensor a = load_matrix(o);
-  sla::SolveOptions options;
-  options.backend = o.backend;
-  options.method = sla::parse_method(o.method);
-  options.rtol = o.rtol;
-  options.atol = o.atol;
-  options.maxiter = o.maxiter;
-  options.preconditioner = o.preconditioner == "none" ? sla::Preconditioner::None : sla::Preconditioner::Jacobi;
+  sla::SolveOptions options = to_solve_options(o);
   // b = A 1 when no right-hand side is given
   at::Tensor b = o.rhs.empty() ? sla::matvec(a, at::ones({a.cols()}, at::kDouble)) : sla::read_dense_matrix_market(o.rhs);
   const auto start = std::chrono::steady_clock::now();
   auto [x, info] = sla::solve(a, b, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  nlohmann::json out = {{"backend", info.backend},   {"method", sla::to_string(info.method)},
-                        {"status", sla::to_string(info.status)}, {"iterations", info.iterations},
-                        {"seconds", seconds},        {"residual", info.residual},
-                        {"n", a.rows()},             {"nnz", a.nnz()}};
-  if (!info.message.empty()) out["message"] = info.message;
-  if (o.json) {
-    std::cout << out.dump() << std::endl;
-  } else {
-    std::cout << "n: " << a.rows() << "  nnz: " << a.nnz() << "\nbackend: " << info.backend
-              << "  method: " << sla::to_string(info.method) << "\nstatus: " << sla::to_string(info.status)
-              << "  iterations: " << info.iterations << "\ntime: " << seconds << " s\nrelative residual ||Ax-b||/||b||: "
-              << info.residual << std::endl;
-  }
-  if (info.status == sla::SolveStatus::Converged) return dist::kExitOk;
-  std::cerr << "tessera solve: " << sla::to_string(info.status) << ": " << info.message << std::endl;
-  return dist::kExitNumerical;
+  return report_solve(o, info, seconds, a.rows(), a.nnz(), /*ranks=*/1);
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+#pragma once
+// Options and reporting shared by the single-process and distributed `tessera solve`.
+
+#include <cstdint>
+#include <string>
+
+#include "tessera/sla/solve_options.h"
+
+namespace tessera::app {
+
+struct SolveCommandOptions {
+  std::string matrix;
+  std::string rhs;
+  int64_t poisson2d = 0;
+  int64_t poisson3d = 0;
+  std::string backend = "auto";
+  std::string method = "auto";
+  std::string preconditioner = "jacobi";
+  double rtol = 1e-10;
+  double atol = 0.0;
+  int64_t maxiter = 0;
+  bool json = false;
+};
+
+/// Throws InvalidInput unless exactly one of A.mtx, --poisson2d, --poisson3d is given.
+void check_matrix_source(const SolveCommandOptions& o);
+sla::SolveOptions to_solve_options(const SolveCommandOptions& o);
+/// Prints the outcome (text or JSON, on rank 0 only) and returns the exit code:
+/// 0 when converged, kExitNumerical otherwise (with the reason on standard error).
+int report_solve(const SolveCommandOptions& o, const sla::SolveInfo& info, double seconds, int64_t n,
+                 int64_t nnz, int ranks);
+/// `tessera solve` under mpirun -np P > 1: rows distributed, native Krylov methods.
+int run_distributed_solve(const SolveCommandOptions& o);
+
+}  // namespace tessera::app

@@ -1,0 +1,78 @@
+// `tessera solve` under mpirun: rows distributed over the ranks (Poisson rows built where
+// they are owned; a MatrixMarket file read on rank 0 and scattered), native Krylov solve.
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+
+#include "solve_cli.h"
+#include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
+#include "tessera/sla/dist/dsolve.h"
+#include "tessera/sla/dist/local_generators.h"
+#include "tessera/sla/matrix_market.h"
+#include "tessera/sla/solve.h"
+
+namespace tessera::app {
+namespace {
+
+// The method `auto` resolves to, decided on rank 0 from the matrix's properties.
+sla::Method auto_method(const sla::SparseTensor& a) {
+  sla::MatrixProperties props = sla::detect_properties(a);
+  if (props.spd_candidate()) return sla::Method::CG;
+  return props.symmetric ? sla::Method::MINRES : sla::Method::BiCGStab;
+}
+
+}  // namespace
+
+int run_distributed_solve(const SolveCommandOptions& o) {
+  check_matrix_source(o);
+  auto comm = dist::world();
+  sla::SolveOptions options = to_solve_options(o);
+  TESSERA_CHECK(options.backend == "auto" || options.backend == "native", Unsupported,
+                "under mpirun only the native Krylov backend runs distributed; backend '", options.backend,
+                "' is single-process (run it without mpirun)");
+  TESSERA_CHECK(options.method == sla::Method::Auto || options.method == sla::Method::CG ||
+                    options.method == sla::Method::BiCGStab || options.method == sla::Method::GMRES ||
+                    options.method == sla::Method::MINRES,
+                Unsupported, "under mpirun the method must be a Krylov method (cg, bicgstab, gmres, minres), not ",
+                sla::to_string(options.method));
+  sla::DSparseTensor a = [&] {
+    if (o.poisson2d > 0 || o.poisson3d > 0) {
+      const int64_t n = o.poisson2d > 0 ? o.poisson2d * o.poisson2d : o.poisson3d * o.poisson3d * o.poisson3d;
+      auto part = sla::RowPartition::contiguous(n, comm->size());
+      at::Tensor mine = part.rows_of(comm->rank());
+      auto rows = o.poisson2d > 0 ? sla::poisson2d_rows(o.poisson2d, mine) : sla::poisson3d_rows(o.poisson3d, mine);
+      if (options.method == sla::Method::Auto) options.method = sla::Method::CG;  // SPD
+      return sla::DSparseTensor::from_local_rows(comm, part, rows);
+    }
+    // rank 0 reads the file and decides `auto`; the rows are scattered
+    sla::SparseTensor global;
+    at::Tensor meta = at::zeros({2}, at::kLong);  // rows, method
+    if (comm->rank() == 0) {
+      global = sla::read_sparse_matrix_market(o.matrix);
+      meta[0] = global.rows();
+      meta[1] = static_cast<int64_t>(options.method == sla::Method::Auto ? auto_method(global) : options.method);
+    }
+    comm->broadcast(meta, 0);
+    options.method = static_cast<sla::Method>(meta[1].item<int64_t>());
+    auto part = sla::RowPartition::contiguous(meta[0].item<int64_t>(), comm->size());
+    return sla::DSparseTensor::scatter_from_root(comm, part, global);
+  }();
+  // b = A 1 when no right-hand side is given
+  at::Tensor b;
+  if (o.rhs.empty()) {
+    b = a.matvec(at::ones({a.owned_rows()}, a.values().options()));
+  } else {
+    at::Tensor global_b = comm->rank() == 0 ? sla::read_dense_matrix_market(o.rhs) : at::Tensor();
+    b = a.scatter(global_b, /*from_root=*/true);
+  }
+  comm->barrier();
+  const auto start = std::chrono::steady_clock::now();
+  auto [x, info] = sla::dsolve(a, b, options);
+  comm->barrier();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report_solve(o, info, seconds, a.rows(), a.global_nnz(), comm->size());
+}
+
+}  // namespace tessera::app

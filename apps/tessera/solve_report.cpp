@@ -1,0 +1,54 @@
+// Shared parts of `tessera solve`: option conversion and the printed report.
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "solve_cli.h"
+#include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
+#include "tessera/dist/guard.h"
+
+namespace tessera::app {
+
+void check_matrix_source(const SolveCommandOptions& o) {
+  const int sources = !o.matrix.empty() + (o.poisson2d > 0) + (o.poisson3d > 0);
+  TESSERA_CHECK(sources == 1, InvalidInput, "give exactly one of A.mtx, --poisson2d N, --poisson3d N");
+}
+
+sla::SolveOptions to_solve_options(const SolveCommandOptions& o) {
+  sla::SolveOptions options;
+  options.backend = o.backend;
+  options.method = sla::parse_method(o.method);
+  options.rtol = o.rtol;
+  options.atol = o.atol;
+  options.maxiter = o.maxiter;
+  options.preconditioner = o.preconditioner == "none" ? sla::Preconditioner::None : sla::Preconditioner::Jacobi;
+  return options;
+}
+
+int report_solve(const SolveCommandOptions& o, const sla::SolveInfo& info, double seconds, int64_t n,
+                 int64_t nnz, int ranks) {
+  if (dist::world()->rank() == 0) {
+    nlohmann::json out = {{"backend", info.backend},   {"method", sla::to_string(info.method)},
+                          {"status", sla::to_string(info.status)}, {"iterations", info.iterations},
+                          {"seconds", seconds},        {"residual", info.residual},
+                          {"n", n},                    {"nnz", nnz},
+                          {"ranks", ranks}};
+    if (!info.message.empty()) out["message"] = info.message;
+    if (o.json) {
+      std::cout << out.dump() << std::endl;
+    } else {
+      std::cout << "n: " << n << "  nnz: " << nnz << "  ranks: " << ranks << "\nbackend: " << info.backend
+                << "  method: " << sla::to_string(info.method) << "\nstatus: " << sla::to_string(info.status)
+                << "  iterations: " << info.iterations << "\ntime: " << seconds
+                << " s\nrelative residual ||Ax-b||/||b||: " << info.residual << std::endl;
+    }
+  }
+  if (info.status == sla::SolveStatus::Converged) return dist::kExitOk;
+  if (dist::world()->rank() == 0) {
+    std::cerr << "tessera solve: " << sla::to_string(info.status) << ": " << info.message << std::endl;
+  }
+  return dist::kExitNumerical;
+}
+
+}  // namespace tessera::app
