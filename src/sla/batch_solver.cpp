@@ -16,6 +16,9 @@
 namespace tessera::sla::detail {
 namespace {
 
+/// Relative residual above which a direct solve is reported as Singular.
+constexpr double kDirectResidualLimit = 1e-6;
+
 int severity(SolveStatus s) {
   switch (s) {
     case SolveStatus::Converged: return 0;
@@ -132,6 +135,14 @@ at::Tensor BatchSolver::solve_element(int64_t index, const at::Tensor& b, bool t
     x = e.factor->solve(b.contiguous(), transpose);                      // x = A^{-1} b or A^{-T} b
   }
   info.residual = relative_residual(csr_operator(a_, index, transpose), x, b);
+  // A backward-stable factorisation leaves a tiny residual even when A is ill-conditioned; a
+  // large or non-finite one means a (near-)zero pivot slipped through: report it.
+  if (!(info.residual <= kDirectResidualLimit)) {
+    info.status = SolveStatus::Singular;
+    info.message = "direct solve left relative residual " + std::to_string(info.residual) +
+                   ": the matrix is numerically singular";
+    if (!at::isfinite(x).all().item<bool>()) x = at::full_like(b, std::numeric_limits<double>::quiet_NaN());
+  }
   return x;
 }
 

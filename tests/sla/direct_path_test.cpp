@@ -127,6 +127,32 @@ TEST_F(DirectPath, SingularIsReportedWithNaN) {
   EXPECT_TRUE(at::isnan(x).all().item<bool>());
 }
 
+/// Reports success but solves with a wrong matrix: the residual check must catch it.
+class LyingFactorization : public FakeFactorization {
+ public:
+  using FakeFactorization::FakeFactorization;
+  at::Tensor solve(const at::Tensor& b, bool transpose) const override { return b * 1e3; }
+};
+
+TEST_F(DirectPath, LargeResidualAfterDirectSolveIsReportedSingular) {
+  detail::set_backend_lookup_for_testing(
+      {[this](const std::string& name) -> std::unique_ptr<DirectBackend> {
+         struct Lying : FakeBackend {
+           using FakeBackend::FakeBackend;
+           std::unique_ptr<Factorization> factorize(const CsrMatrix& csr, Method m) const override {
+             return std::make_unique<LyingFactorization>(at::eye(csr.rows, at::kDouble), m, SolveStatus::Converged,
+                                                         "umfpack", nullptr);
+           }
+         };
+         return std::make_unique<Lying>(name, &counters_);
+       },
+       [] { return std::vector<std::string>{"umfpack"}; }});
+  auto a = testing::random_matrix(5, 0.4, 3.0, false, 32);
+  auto [x, info] = solve(a, at::ones({5}, at::kDouble));
+  EXPECT_EQ(info.status, SolveStatus::Singular);
+  EXPECT_GT(info.residual, 1.0);
+}
+
 TEST_F(DirectPath, BatchedValuesFactoriseEachOnce) {
   at::Tensor d = poisson2d(3).to_dense();
   auto a = SparseTensor::from_dense(at::stack({d, d + at::eye(9, at::kDouble)}));

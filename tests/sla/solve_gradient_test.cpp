@@ -21,6 +21,8 @@ struct Config {
   bool symmetric_only;   // CG and MINRES (and Cholesky / LDLT) need a symmetric matrix
 };
 
+void PrintTo(const Config& c, std::ostream* os) { *os << c.backend << "/" << to_string(c.method); }
+
 std::string config_name(const ::testing::TestParamInfo<Config>& info) {
   return info.param.backend + "_" + to_string(info.param.method);
 }

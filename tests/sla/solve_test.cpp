@@ -104,6 +104,24 @@ TEST(Solve, Float32) {
   EXPECT_LT(info.residual, 1e-5);
 }
 
+TEST(Solve, Float32GradientsMatchFloat64) {
+  auto a = poisson2d(6);
+  at::Tensor b = at::randn({36}, at::kDouble), w = at::randn({36}, at::kDouble);
+  auto grads = [&](at::ScalarType t) {
+    at::Tensor v = a.values().to(t).requires_grad_(), bb = b.to(t).requires_grad_();
+    SolveOptions o;
+    o.rtol = 1e-12;
+    auto [x, info] = solve(a.with_values(v), bb, o);
+    EXPECT_EQ(x.scalar_type(), t);
+    (x * w.to(t)).sum().backward();
+    return std::make_pair(v.grad().to(at::kDouble), bb.grad().to(at::kDouble));
+  };
+  auto [v32, b32] = grads(at::kFloat);
+  auto [v64, b64] = grads(at::kDouble);
+  EXPECT_TRUE(at::allclose(v32, v64, 1e-4, 1e-5));
+  EXPECT_TRUE(at::allclose(b32, b64, 1e-4, 1e-5));
+}
+
 TEST(Solve, BadInput) {
   auto a = poisson2d(3);
   EXPECT_THROW(solve(a, at::ones({8}, at::kDouble)), DimensionMismatch);

@@ -67,7 +67,8 @@ SolverChoice choose_solver(const SparseTensor& a, const MatrixProperties& props,
 /// Solves A x = b. b: [n] or [n, k] (shared by A's batch) or [*batch, n] / [*batch, n, k].
 /// Differentiable in A's values and b. Numerical failures (singular, not converged,
 /// breakdown) are reported in SolveInfo (the worst over the batch and right-hand sides);
-/// a singular direct solve returns x filled with NaN. Bad input throws (DimensionMismatch,
+/// a singular direct solve returns x filled with NaN, and a direct solve whose relative
+/// residual exceeds 1e-6 (a near-zero pivot the backend let through) is reported Singular. Bad input throws (DimensionMismatch,
 /// InvalidInput for an empty matrix or NaN/Inf in values or b).
 std::pair<at::Tensor, SolveInfo> solve(const SparseTensor& a, const at::Tensor& b,
                                        const SolveOptions& options = {});
