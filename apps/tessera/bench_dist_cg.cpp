@@ -2,6 +2,7 @@
 // prints one JSON line per run (rank 0) with the time per iteration and halo traffic.
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <chrono>

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "solve_cli.h"
 #include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
 #include "tessera/dist/guard.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/matrix_market.h"
