@@ -53,8 +53,9 @@ void add_solve_command(CLI::App& app, CommandBody& body) {
       ->check(CLI::IsMember({"auto", "native", "eigen", "cholmod", "umfpack", "superlu"}));
   cmd->add_option("--method", o->method, "auto, cholesky, ldlt, lu, cg, bicgstab, gmres, minres")
       ->check(CLI::IsMember({"auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres"}));
-  cmd->add_option("--preconditioner", o->preconditioner, "Krylov preconditioner: jacobi or none")
-      ->check(CLI::IsMember({"jacobi", "none"}));
+  cmd->add_option("--preconditioner", o->preconditioner,
+                  "Krylov preconditioner: jacobi, none, or block-jacobi (distributed runs)")
+      ->check(CLI::IsMember({"jacobi", "none", "block-jacobi"}));
   cmd->add_option("--rtol", o->rtol, "Krylov relative tolerance (default 1e-10)");
   cmd->add_option("--atol", o->atol, "Krylov absolute tolerance (default 0)");
   cmd->add_option("--maxiter", o->maxiter, "Krylov iteration limit (default 10 n, at most 100000)");

@@ -22,7 +22,9 @@ sla::SolveOptions to_solve_options(const SolveCommandOptions& o) {
   options.rtol = o.rtol;
   options.atol = o.atol;
   options.maxiter = o.maxiter;
-  options.preconditioner = o.preconditioner == "none" ? sla::Preconditioner::None : sla::Preconditioner::Jacobi;
+  options.preconditioner = o.preconditioner == "none"           ? sla::Preconditioner::None
+                           : o.preconditioner == "block-jacobi" ? sla::Preconditioner::BlockJacobi
+                                                                : sla::Preconditioner::Jacobi;
   return options;
 }
 

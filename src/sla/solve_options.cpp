@@ -33,6 +33,7 @@ const char* to_string(Preconditioner preconditioner) {
   switch (preconditioner) {
     case Preconditioner::None: return "none";
     case Preconditioner::Jacobi: return "jacobi";
+    case Preconditioner::BlockJacobi: return "block-jacobi";
   }
   return "unknown";
 }

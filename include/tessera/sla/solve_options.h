@@ -18,7 +18,9 @@ namespace tessera::sla {
 /// How the system is solved. Direct: Cholesky, LDLT, LU. Krylov: CG, BiCGStab, GMRES, MINRES.
 enum class Method { Auto, Cholesky, LDLT, LU, CG, BiCGStab, GMRES, MINRES };
 
-enum class Preconditioner { None, Jacobi };
+/// Jacobi: M = diag(A). BlockJacobi (distributed solves): M = each rank's diagonal block
+/// of A, factorised by a direct backend; on one process it is a direct solve.
+enum class Preconditioner { None, Jacobi, BlockJacobi };
 
 enum class SolveStatus {
   Converged,     ///< direct solve succeeded, or the Krylov residual met the tolerance

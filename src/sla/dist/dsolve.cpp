@@ -11,6 +11,8 @@
 #include "sla/backends/native/krylov.h"
 #include "sla/dist/autograd/halo_exchange.h"
 #include "tessera/core/error.h"
+#include "tessera/sla/backends/direct_backend.h"
+#include "tessera/sla/solve.h"
 
 namespace tessera::sla {
 namespace {
@@ -40,6 +42,27 @@ detail::KrylovSpace distributed_space(const std::shared_ptr<dist::Communicator>&
   return space;
 }
 
+// Block-Jacobi: M^{-1} r = A_rr^{-1} r (or A_rr^{-T} r) with this rank's diagonal block
+// factorised by CHOLMOD when it looks SPD (LU by UMFPACK otherwise, or when Cholesky fails).
+detail::LinearOperator block_jacobi(const DSparseTensor& a, bool transpose) {
+  const SparseTensor& block = a.interior();
+  if (block.rows() == 0) return [](const at::Tensor& r) { return r.clone(); };
+  CsrMatrix csr = block.to_csr_matrix();
+  std::shared_ptr<Factorization> factor;
+  if (detect_properties(block).spd_candidate()) {
+    factor = make_direct_backend("cholmod")->factorize(csr, Method::Cholesky);
+  }
+  if (!factor || factor->status() != SolveStatus::Converged) {
+    factor = make_direct_backend("umfpack")->factorize(csr, Method::LU);
+  }
+  TESSERA_CHECK(factor->status() == SolveStatus::Converged, InvalidInput, "block-Jacobi: the diagonal block of rank ",
+                a.comm()->rank(), " is ", to_string(factor->status()), " (", factor->message(), ")");
+  const auto dtype = a.values().scalar_type();
+  return [factor, transpose, dtype](const at::Tensor& r) {
+    return factor->solve(r.to(at::kDouble), transpose).to(dtype);  // z = A_rr^{-1} r
+  };
+}
+
 // Solves A x = b (or A^T x = b) column by column; info is the worst over the columns.
 at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options,
                          bool transpose, SolveInfo& info) {
@@ -50,13 +73,15 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
   };
   at::Tensor diagonal = plain.diagonal();
   const detail::KrylovSpace space = distributed_space(a.comm(), a.rows());
+  detail::LinearOperator block;
+  if (options.preconditioner == Preconditioner::BlockJacobi) block = block_jacobi(plain, transpose);
   at::Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
   std::vector<at::Tensor> columns;
   info = SolveInfo{};
   for (int64_t j = 0; j < b2.size(1); ++j) {
     SolveInfo column_info;
     columns.push_back(detail::krylov_solve(op, diagonal, b2.select(1, j).contiguous(), options,
-                                           column_info, &space));
+                                           column_info, &space, block ? &block : nullptr));
     if (j == 0 || column_info.status != SolveStatus::Converged) {
       SolveStatus keep = info.status;
       info = column_info;

@@ -5,7 +5,8 @@
 /// The Krylov methods are tessera's own (CG, BiCGStab, GMRES, MINRES), the same code as
 /// the single-process native backend with inner products summed over the ranks, so the
 /// iterations match the single-process run up to the order of floating-point sums.
-/// Preconditioners: none, Jacobi (the owned diagonal).
+/// Preconditioners: none, Jacobi (the owned diagonal), BlockJacobi (each rank's diagonal
+/// block factorised locally: CHOLMOD Cholesky when it looks SPD, else UMFPACK LU).
 ///
 /// Gradients: one distributed adjoint solve A^T λ = g with the same method (applied with
 /// rmatvec), then db = λ and dA_ij = -λ_i x_j on the stored pattern, where x_j of halo

@@ -61,6 +61,8 @@ class DSparseTensor {
   const at::Tensor& local_cols_index() const { return plan_->local_col_idx; }
   /// The owned rows as one [owned x (owned + halo)] matrix in local numbering.
   const SparseTensor& local() const { return local_; }
+  /// The diagonal block [owned x owned] (owned columns only): block-Jacobi's block.
+  const SparseTensor& interior() const { return interior_; }
   /// Same distribution and pattern, other local values.
   DSparseTensor with_values(const at::Tensor& values) const;
 

@@ -51,9 +51,14 @@ struct KrylovResult {
 };
 
 /// Preconditioner M^{-1} = diag(inv_diag) (undefined: identity).
+/// Or, when `block` is set, M^{-1} r = block(r) (block-Jacobi: a local factorisation).
 struct Jacobi {
   at::Tensor inv_diag;
-  at::Tensor apply(const at::Tensor& r) const { return inv_diag.defined() ? r * inv_diag : r; }
+  LinearOperator block;
+  at::Tensor apply(const at::Tensor& r) const {
+    if (block) return block(r);
+    return inv_diag.defined() ? r * inv_diag : r;
+  }
 };
 
 KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
@@ -70,7 +75,8 @@ KrylovResult run_minres(const LinearOperator& a, const Jacobi& m, const at::Tens
 /// `space` (optional) makes the solve distributed: b, the diagonal and the operator act
 /// on this rank's entries, and inner products go through the space.
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
-                        const SolveOptions& options, SolveInfo& info, const KrylovSpace* space = nullptr);
+                        const SolveOptions& options, SolveInfo& info, const KrylovSpace* space = nullptr,
+                        const LinearOperator* block_preconditioner = nullptr);
 
 /// The operator v -> A_b v (or A_b^T v) of batch element `batch` of `a`.
 LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose);

@@ -66,7 +66,8 @@ KrylovSpace KrylovSpace::local(int64_t n) {
 }
 
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
-                        const SolveOptions& options, SolveInfo& info, const KrylovSpace* space) {
+                        const SolveOptions& options, SolveInfo& info, const KrylovSpace* space,
+                        const LinearOperator* block_preconditioner) {
   KrylovParams params;
   params.space = space ? *space : KrylovSpace::local(b.size(0));
   const int64_t n = params.space.global_size;
@@ -91,7 +92,12 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
     info.residual = 1.0;
     return x;
   }
-  const Jacobi m = make_jacobi(diagonal, options.method, options.preconditioner);
+  Jacobi m = make_jacobi(diagonal, options.method, options.preconditioner);
+  if (options.preconditioner == Preconditioner::BlockJacobi) {
+    TESSERA_CHECK(block_preconditioner != nullptr, Unsupported,
+                  "block-Jacobi preconditioning is for distributed solves; use jacobi on one process");
+    m.block = *block_preconditioner;
+  }
   KrylovResult result;
   while (true) {
     params.maxiter = maxiter - info.iterations;
