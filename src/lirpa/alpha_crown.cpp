@@ -83,7 +83,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   for (const Node& node : graph.nodes()) {
     if (node.id == 0 || node.id > graph.output_id() || !node.op->needs_input_bounds()) continue;
     for (int p : node.inputs)
-      if (p != 0 && !plan.rows.count(p)) plan.rows[p] = rows_needing_bounds(*node.op, *plan.crown[p]);
+      if (p != 0 && !plan.rows.count(p)) plan.rows[p] = rows_needing_bounds(graph, *node.op, p, *plan.crown[p]);
   }
   std::map<std::pair<int, int>, at::Tensor> alphas;
   init_alphas(graph, plan, a->rows(), alphas, env);

@@ -57,7 +57,10 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
   return {at::cat(lo), at::cat(hi)};
 }
 
-at::Tensor rows_needing_bounds(const BoundOp& consumer, const Interval& ref) {
+at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref) {
+  // a linear operator applied directly to the input box: its IBP bounds are exact already
+  const Node& pn = graph.node(p);
+  if (!pn.op->needs_input_bounds() && pn.inputs == std::vector<int>{0}) return at::empty({0}, at::kLong);
   // Like auto_LiRPA's sparse intermediate bounds: only the unstable ReLU inputs, unless more
   // than 90% of them are unstable (then every position, as its dense path does).
   constexpr double kMinimumSparsity = 0.9;
@@ -80,7 +83,7 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
       for (int p : node.inputs) {
         if (state.bounds[p]) continue;
         at::Tensor l = ref[p]->lower.reshape({-1}).clone(), u = ref[p]->upper.reshape({-1}).clone();
-        at::Tensor idx = rows_needing_bounds(*node.op, *ref[p]);
+        at::Tensor idx = rows_needing_bounds(graph, *node.op, p, *ref[p]);
         if (idx.numel() > 0) {
           Interval tight = crown_rows(graph, state, env, p, idx, false);
           l.index_put_({idx}, tight.lower);  // stable neurons keep the reference bounds

@@ -27,8 +27,9 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
 Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
                     bool use_alpha);
 
-/// Positions of a node whose bounds the `consumer` needs tight, given reference bounds.
-at::Tensor rows_needing_bounds(const BoundOp& consumer, const Interval& ref);
+/// Positions of node p whose bounds `consumer` needs tighter than the reference bounds
+/// (none for a linear operator on the input, whose reference IBP bounds are exact).
+at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref);
 
 /// The rows [C; -C] (or [I; -I]) over the output node.
 APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);
