@@ -31,9 +31,7 @@ int run_bounds(const BoundsOptions& o) {
   bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
   lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
-  TESSERA_CHECK(p.n_inputs == g.input_size() && p.n_outputs == g.output_size(), DimensionMismatch, "property '",
-                o.property, "' has ", p.n_inputs, " inputs and ", p.n_outputs, " outputs but model '", o.model,
-                "' has ", g.input_size(), " and ", g.output_size());
+  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
   lirpa::BoundOptions opt;
   opt.method = lirpa::parse_method(o.method);
   opt.dtype = o.float32 ? at::kFloat : at::kDouble;

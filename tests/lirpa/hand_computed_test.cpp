@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "tessera/core/error.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/onnx_builder.h"
@@ -89,6 +90,18 @@ TEST(LirpaHandComputed, SigmoidConcaveRelaxation) {
   auto r = compute_bounds(g, at::zeros({1}, at::kDouble), at::full({1}, 2.0, at::kDouble), o);
   EXPECT_NEAR(r.lower.item<double>(), 0.5, 1e-12);
   EXPECT_NEAR(r.upper.item<double>(), 0.7310585786300049 + 0.19661193324148185, 1e-12);
+}
+
+TEST(LirpaHandComputed, BadBoxesAreRejected) {
+  Graph g = load_onnx_bytes(tiny_net());
+  BoundOptions o;
+  EXPECT_THROW(compute_bounds(g, at::zeros({3}, at::kDouble), at::ones({3}, at::kDouble), o), DimensionMismatch);
+  EXPECT_THROW(compute_bounds(g, at::ones({2}, at::kDouble), at::zeros({2}, at::kDouble), o), InvalidInput);
+  at::Tensor nan = at::full({2}, NAN, at::kDouble);
+  EXPECT_THROW(compute_bounds(g, nan, at::ones({2}, at::kDouble), o), InvalidInput);
+  EXPECT_THROW(compute_bounds(g, -at::ones({2}, at::kDouble), at::ones({2}, at::kDouble), o,
+                              at::ones({1, 3}, at::kDouble)),
+               DimensionMismatch);
 }
 
 }  // namespace

@@ -72,5 +72,17 @@ TEST(LirpaVnnlib, MalformedInputGivesLineAndColumn) {
                      "1:");
 }
 
+TEST(LirpaVnnlib, ShapeMismatchBetweenModelAndProperty) {
+  Property p = load_vnnlib(kData + "acasxu/prop_1.vnnlib");  // 5 inputs, 5 outputs
+  EXPECT_NO_THROW(check_property_sizes(p, 5, 5, "acas"));
+  try {
+    check_property_sizes(p, 784, 10, "prop_1 on mnist");
+    FAIL() << "no error";
+  } catch (const DimensionMismatch& e) {
+    EXPECT_NE(e.message().find("5 inputs and 5 outputs but the network has 784 and 10"), std::string::npos)
+        << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace tessera::lirpa

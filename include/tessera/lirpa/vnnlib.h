@@ -45,6 +45,10 @@ struct Property {
   std::vector<PropertyCase> cases;
 };
 
+/// Throws DimensionMismatch unless the property has `n_inputs` inputs and `n_outputs`
+/// outputs (those of the network it is checked against); `what` names both in the message.
+void check_property_sizes(const Property& property, int64_t n_inputs, int64_t n_outputs, const std::string& what);
+
 /// Parses VNN-LIB text; `source` names it in error messages.
 Property parse_vnnlib(const std::string& text, const std::string& source = "<vnnlib>");
 /// Reads and parses a file.

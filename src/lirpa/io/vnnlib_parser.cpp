@@ -250,6 +250,11 @@ Property parse_vnnlib(const std::string& text, const std::string& source) {
   return prop;
 }
 
+void check_property_sizes(const Property& p, int64_t n_inputs, int64_t n_outputs, const std::string& what) {
+  TESSERA_CHECK(p.n_inputs == n_inputs && p.n_outputs == n_outputs, DimensionMismatch, what, ": the property has ",
+                p.n_inputs, " inputs and ", p.n_outputs, " outputs but the network has ", n_inputs, " and ", n_outputs);
+}
+
 Property load_vnnlib(const std::string& path) {
   std::ifstream in(path);
   TESSERA_CHECK(in.good(), InvalidInput, "cannot open VNN-LIB file '", path, "'");
