@@ -1,8 +1,10 @@
 // alpha-CROWN: the lower slopes of unstable activations become parameters in [0, 1], one
 // set per backward pass (each intermediate node whose bounds are needed, and the output)
 // and per row, optimised by Adam on the gradient of the final bound (LibTorch autograd),
-// starting from CROWN's slopes. Each step recomputes the intermediate bounds with their
-// own slopes and keeps them no looser than CROWN's; the best final bound per row is kept.
+// starting from CROWN's slopes. Each step recomputes the intermediate bounds of the
+// unstable neurons with their own slopes (every slope in [0, 1] gives sound bounds; they
+// are deliberately not intersected with CROWN's, which would stop their gradient); the
+// best final bound per row is kept.
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -33,7 +35,7 @@ struct AlphaPlan {
   std::map<int, at::Tensor> rows;              // start node -> flat positions bounded
 };
 
-// Intermediate bounds with the current slopes, never looser than CROWN's.
+// Intermediate bounds with the current slopes (unstable positions; the others keep CROWN's).
 void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, const AlphaPlan& plan) {
   for (const Node& node : graph.nodes()) {
     if (node.id > graph.output_id()) break;
@@ -49,8 +51,8 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
       Interval tight = crown_rows(graph, state, env, p, idx, true);
       at::Tensor l = base.lower.reshape({-1}), u = base.upper.reshape({-1});
       // l[idx] = max(l_alpha, l_crown), u[idx] = min(u_alpha, u_crown)
-      l = l.index_put({idx}, at::max(tight.lower, l.index_select(0, idx)));
-      u = u.index_put({idx}, at::min(tight.upper, u.index_select(0, idx)));
+      l = l.index_put({idx}, tight.lower);
+      u = u.index_put({idx}, tight.upper);
       state.bounds[p] = Interval{l.reshape(base.lower.sizes()), u.reshape(base.upper.sizes())};
     }
   }
