@@ -22,6 +22,7 @@ struct BenchBoundsOptions {
   std::string reference_dir = "../shared/data/lirpa_reference";
   std::string data_dir = "../shared/data/vnncomp2021";
   int repeat = 3;
+  std::string only;  // run only the instances whose file name contains this
 };
 
 double time_best(const std::function<void()>& f, int repeat) {
@@ -45,7 +46,8 @@ std::string benchmark_file(const std::string& dir, const std::string& rel) {
 int run_bench_bounds(const BenchBoundsOptions& o) {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(o.reference_dir))
-    if (e.path().extension() == ".json") files.push_back(e.path().string());
+    if (e.path().extension() == ".json" && e.path().filename().string().find(o.only) != std::string::npos)
+      files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
     std::ifstream f(file);
@@ -75,6 +77,7 @@ void add_bench_bounds(CLI::App& bench, CommandBody& body) {
   CLI::App* cmd = bench.add_subcommand("bounds", "time IBP, CROWN, alpha-CROWN on the auto_LiRPA reference instances");
   cmd->add_option("--reference-dir", o->reference_dir, "folder of auto_LiRPA reference JSON files");
   cmd->add_option("--data-dir", o->data_dir, "folder of the VNN-COMP 2021 benchmarks");
+  cmd->add_option("--only", o->only, "run only the instances whose file name contains this text");
   cmd->add_option("--repeat", o->repeat, "timed runs per method (best is reported)")->check(CLI::PositiveNumber);
   cmd->callback([o, &body] { body = [o] { return run_bench_bounds(*o); }; });
 }

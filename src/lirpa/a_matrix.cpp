@@ -94,7 +94,8 @@ APtr UnitRowsA::reshaped(const std::vector<int64_t>& shape) const {
 APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype) {
   if (!a) return b;
   if (!b) return a;
-  return DenseA::make(a->dense(dtype) + b->dense(dtype).reshape(a->dense(dtype).sizes()));
+  at::Tensor da = a->dense(dtype);
+  return DenseA::make(da + b->dense(dtype).reshape(da.sizes()));  // A = A_a + A_b
 }
 
 }  // namespace tessera::lirpa
