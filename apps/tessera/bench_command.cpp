@@ -1,15 +1,17 @@
 // `tessera bench <name>`: benchmark programs printing JSON lines. Each benchmark lives in
-// its own file (bench_<name>.cpp) and registers itself here.
+// its own file (bench_<name>.cpp) and registers a subcommand here.
 
 #include "commands.h"
 
 namespace tessera::app {
 
+void add_bench_bounds(CLI::App& bench, CommandBody& body);
 void add_bench_dist_cg(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
   cmd->require_subcommand(1);
+  add_bench_bounds(*cmd, body);
   add_bench_dist_cg(*cmd, body);
 }
 

@@ -1,18 +1,78 @@
-// `tessera bounds`: bound a network's outputs over a VNN-LIB input region.
+// `tessera bounds MODEL PROPERTY --method ibp|crown|alpha-crown [--spec] [--json]`: bounds of
+// the raw outputs (or of the property's specification rows) over each input box.
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "tessera/core/error.h"
+#include "tessera/lirpa/bounds.h"
+#include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/vnnlib.h"
 
 namespace tessera::app {
+namespace {
+
+struct BoundsOptions {
+  std::string model, property, method = "crown";
+  bool spec = false, json = false, float32 = false;
+  int iterations = 20;
+};
+
+std::vector<double> to_vector(const at::Tensor& t) {
+  at::Tensor d = t.to(at::kDouble).contiguous();
+  return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
+}
+
+int run_bounds(const BoundsOptions& o) {
+  bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
+  lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
+  lirpa::Property p = lirpa::load_vnnlib(o.property);
+  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
+  lirpa::BoundOptions opt;
+  opt.method = lirpa::parse_method(o.method);
+  opt.dtype = o.float32 ? at::kFloat : at::kDouble;
+  opt.alpha.iterations = o.iterations;
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& c : p.cases) {
+    at::Tensor spec = o.spec ? c.spec_matrix() : at::Tensor();
+    auto t0 = std::chrono::steady_clock::now();
+    lirpa::BoundsResult r = lirpa::compute_bounds(g, c.lower, c.upper, opt, spec);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    all.push_back({{"method", lirpa::method_name(opt.method)}, {"lower", to_vector(r.lower)},
+                   {"upper", to_vector(r.upper)}, {"seconds", secs}});
+  }
+  if (o.json) {
+    std::cout << (all.size() == 1 ? all[0] : all).dump() << std::endl;
+    return 0;
+  }
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (all.size() > 1) std::cout << "input box " << k << ":\n";
+    auto l = all[k]["lower"].get<std::vector<double>>(), u = all[k]["upper"].get<std::vector<double>>();
+    for (size_t i = 0; i < l.size(); ++i)
+      std::cout << "  " << (o.spec ? "spec " : "y_") << i << "  [" << l[i] << ", " << u[i] << "]\n";
+    std::cout << "  (" << all[k]["method"].get<std::string>() << ", " << all[k]["seconds"].get<double>() << " s)\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_bounds_command(CLI::App& app, CommandBody& body) {
+  auto o = std::make_shared<BoundsOptions>();
   CLI::App* cmd = app.add_subcommand("bounds", "bound a network's outputs over a VNN-LIB input region");
-  cmd->allow_extras();
-  cmd->callback([&body] {
-    body = []() -> int {
-      TESSERA_THROW(Unsupported, "'tessera bounds' is not implemented in this version yet");
-    };
-  });
+  cmd->add_option("model", o->model, "network (.onnx or .nnet)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("property", o->property, "VNN-LIB property")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--method", o->method, "ibp, crown or alpha-crown")
+      ->check(CLI::IsMember({"ibp", "crown", "alpha-crown"}));
+  cmd->add_flag("--spec", o->spec, "bound the property's specification rows instead of the raw outputs");
+  cmd->add_flag("--json", o->json, "print JSON (a list for several input boxes)");
+  cmd->add_flag("--float32", o->float32, "compute in float32 (default float64)");
+  cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(CLI::NonNegativeNumber);
+  cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 
 }  // namespace tessera::app

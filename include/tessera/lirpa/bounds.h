@@ -1,0 +1,56 @@
+#pragma once
+/// @file bounds.h
+/// Bounds on a network's outputs (or linear specifications of them) over an input box.
+///
+/// @code
+///   Graph g = load_onnx("net.onnx");
+///   BoundOptions opt;  opt.method = Method::Crown;  opt.dtype = at::kDouble;
+///   BoundsResult r = compute_bounds(g, box_lower, box_upper, opt);   // r.lower, r.upper
+///   // with a specification C [K, n_out]: bounds of C y
+///   BoundsResult s = compute_bounds(g, box_lower, box_upper, opt, c);
+/// @endcode
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+#include "tessera/lirpa/graph.h"
+
+namespace tessera::lirpa {
+
+enum class Method { Ibp, Crown, AlphaCrown };
+
+/// "ibp", "crown", "alpha-crown" <-> Method; throws InvalidInput for other names.
+Method parse_method(const std::string& name);
+std::string method_name(Method method);
+
+/// alpha-CROWN options (defaults: auto_LiRPA's `CROWN-Optimized` defaults).
+struct AlphaOptions {
+  int iterations = 20;           ///< Adam steps
+  double lr = 0.5;               ///< Adam learning rate for the slopes
+  double lr_decay = 0.98;        ///< lr multiplied by this after every step
+  double beta1 = 0.9;            ///< Adam first-moment decay
+  double beta2 = 0.999;          ///< Adam second-moment decay
+  int early_stop_patience = 10;  ///< stop after this many steps without improvement
+  bool keep_best = true;         ///< return the best bound seen per specification row
+};
+
+struct BoundOptions {
+  Method method = Method::Crown;
+  at::ScalarType dtype = at::kDouble;  ///< kFloat or kDouble
+  AlphaOptions alpha;
+};
+
+/// Bounds per specification row (or per raw output).
+struct BoundsResult {
+  at::Tensor lower;  ///< [K]
+  at::Tensor upper;  ///< [K]
+  int iterations = 0;  ///< alpha-CROWN steps taken (0 otherwise)
+};
+
+/// Bounds of `c y` (c: [K, output_size]; undefined = identity) for every input x with
+/// lower <= x <= upper (shaped like the input or flat).
+BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const at::Tensor& upper,
+                            const BoundOptions& options, const at::Tensor& c = {});
+
+}  // namespace tessera::lirpa

@@ -1,0 +1,31 @@
+#pragma once
+/// @file model_io.h
+/// Loading networks: ONNX (the operators of the registry, shape arithmetic folded into
+/// constants) and ACAS Xu `.nnet` text files.
+///
+/// @code
+///   tessera::lirpa::Graph g = tessera::lirpa::load_onnx("ACASXU_run2a_1_1_batch_2000.onnx");
+///   tessera::lirpa::Graph h = tessera::lirpa::load_nnet("ACASXU_run2a_1_1.nnet");
+/// @endcode
+/// An operator outside the registry throws `Unsupported` naming the operator, the node and
+/// the supported operators; a file that is not a valid model throws `ParseError`.
+
+#include <string>
+
+#include "tessera/lirpa/graph.h"
+
+namespace tessera::lirpa {
+
+/// Loads an ONNX model file.
+Graph load_onnx(const std::string& path);
+/// Loads an ONNX model from its serialised bytes; `source` names it in messages.
+Graph load_onnx_bytes(const std::string& bytes, const std::string& source = "<onnx>");
+/// ONNX op types this build supports, comma separated.
+std::string supported_onnx_ops();
+
+/// Loads a `.nnet` file (fully connected ReLU network). With `normalize`, the input
+/// normalisation (x - mean) / range and output scaling y * range + mean of the file are
+/// part of the graph (input clipping to [min, max] is not: give boxes inside it).
+Graph load_nnet(const std::string& path, bool normalize = false);
+
+}  // namespace tessera::lirpa

@@ -1,0 +1,126 @@
+// alpha-CROWN: the lower slopes of unstable activations become parameters in [0, 1], one
+// set per backward pass (each intermediate node whose bounds are needed, and the output)
+// and per row, optimised by Adam on the gradient of the final bound (LibTorch autograd),
+// starting from CROWN's slopes. Each step recomputes the intermediate bounds of the
+// unstable neurons with their own slopes (every slope in [0, 1] gives sound bounds; they
+// are deliberately not intersected with CROWN's, which would stop their gradient); the
+// best final bound per row is kept.
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "propagation.h"
+
+namespace tessera::lirpa::detail {
+namespace {
+
+/// Adam state of one parameter tensor.
+struct AdamSlot {
+  at::Tensor m, v;
+};
+
+// One Adam step on p (descent on the loss -bound):
+// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr m_hat / (sqrt(v_hat) + eps), p in [0, 1]
+void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t) {
+  s.m = o.beta1 * s.m + (1 - o.beta1) * g;
+  s.v = o.beta2 * s.v + (1 - o.beta2) * g * g;
+  double bc1 = 1 - std::pow(o.beta1, t), bc2 = 1 - std::pow(o.beta2, t);
+  at::Tensor step = (s.m / bc1) / ((s.v / bc2).sqrt() + 1e-8);
+  p = (p - lr * step).clamp(0, 1);
+}
+
+/// What stays fixed across the steps: CROWN's bounds and the rows each start node bounds.
+struct AlphaPlan {
+  std::vector<std::optional<Interval>> crown;  // CROWN bounds of the activation inputs
+  std::map<int, at::Tensor> rows;              // start node -> flat positions bounded
+};
+
+// Intermediate bounds with the current slopes (unstable positions; the others keep CROWN's).
+void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, const AlphaPlan& plan) {
+  for (const Node& node : graph.nodes()) {
+    if (node.id > graph.output_id()) break;
+    if (node.id == 0 || !node.op->needs_input_bounds()) continue;
+    for (int p : node.inputs) {
+      if (state.bounds[p] || p == 0) continue;
+      const Interval& base = *plan.crown[p];
+      const at::Tensor& idx = plan.rows.at(p);
+      if (idx.numel() == 0) {
+        state.bounds[p] = base;
+        continue;
+      }
+      Interval tight = crown_rows(graph, state, env, p, idx, true);
+      at::Tensor l = base.lower.reshape({-1}), u = base.upper.reshape({-1});
+      // l[idx] = max(l_alpha, l_crown), u[idx] = min(u_alpha, u_crown)
+      l = l.index_put({idx}, tight.lower);
+      u = u.index_put({idx}, tight.upper);
+      state.bounds[p] = Interval{l.reshape(base.lower.sizes()), u.reshape(base.upper.sizes())};
+    }
+  }
+}
+
+// Alphas for every (start node, activation before it), initialised to CROWN's slopes.
+void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, std::map<std::pair<int, int>, at::Tensor>& alphas,
+                 const OpEnv& env) {
+  std::map<int, int64_t> starts{{graph.output_id(), final_rows}};
+  for (auto& [p, idx] : plan.rows)
+    if (idx.numel() > 0) starts[p] = 2 * idx.numel();
+  for (const Node& r : graph.nodes()) {
+    if (r.id == 0 || r.id > graph.output_id() || !r.op->has_alpha()) continue;
+    at::Tensor init = r.op->initial_alpha(*plan.crown[r.inputs[0]]).to(env.dtype);
+    for (auto& [s, n] : starts) {
+      if (s <= r.id) continue;
+      auto shape = init.sizes().vec();
+      shape[0] = n;
+      alphas[{s, r.id}] = init.expand(shape).contiguous();  // per-row copy of CROWN's slopes
+    }
+  }
+}
+
+}  // namespace
+
+at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,
+                             const AlphaOptions& options, int& iterations) {
+  AlphaPlan plan;
+  plan.crown = state.bounds;
+  for (const Node& node : graph.nodes()) {
+    if (node.id == 0 || node.id > graph.output_id() || !node.op->needs_input_bounds()) continue;
+    for (int p : node.inputs)
+      if (p != 0 && !plan.rows.count(p)) plan.rows[p] = rows_needing_bounds(graph, *node.op, p, *plan.crown[p]);
+  }
+  std::map<std::pair<int, int>, at::Tensor> alphas;
+  init_alphas(graph, plan, a->rows(), alphas, env);
+  std::map<std::pair<int, int>, AdamSlot> slots;
+  for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
+  at::Tensor best;
+  double lr = options.lr, best_total = -INFINITY;
+  int stall = 0;
+  iterations = 0;
+  for (int it = 0; it <= options.iterations; ++it) {
+    state.alpha.clear();
+    for (auto& [k, t] : alphas) state.alpha[k] = t.detach().requires_grad_(true);
+    std::fill(state.bounds.begin() + 1, state.bounds.end(), std::nullopt);
+    alpha_intermediate(graph, state, env, plan);
+    at::Tensor lb = crown_lower(graph, state, env, graph.output_id(), a, true);
+    at::Tensor lbd = lb.detach();
+    best = best.defined() && options.keep_best ? at::max(best, lbd) : lbd;  // best per row
+    double total = lbd.sum().item<double>();
+    stall = total > best_total ? 0 : stall + 1;
+    best_total = std::max(best_total, total);
+    if (it == options.iterations || alphas.empty() || stall >= options.early_stop_patience) break;
+    std::vector<at::Tensor> params;
+    for (auto& [k, t] : state.alpha) params.push_back(t);
+    auto grads = torch::autograd::grad({-lb.sum()}, params, {}, false, false, true);  // d(-sum lb)/d alpha
+    size_t i = 0;
+    for (auto& [k, t] : alphas) {
+      if (grads[i].defined()) adam_step(t, grads[i], slots[k], options, lr, it + 1);
+      ++i;
+    }
+    lr *= options.lr_decay;  // lr decay per step
+    iterations = it + 1;
+  }
+  state.alpha.clear();
+  state.bounds = plan.crown;
+  return best;
+}
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,70 @@
+// compute_bounds: the entry point choosing IBP, CROWN or alpha-CROWN.
+
+#include "tessera/lirpa/bounds.h"
+
+#include <ATen/ATen.h>
+
+#include "propagation.h"
+#include "tessera/core/error.h"
+
+namespace tessera::lirpa {
+
+Method parse_method(const std::string& name) {
+  if (name == "ibp" || name == "IBP") return Method::Ibp;
+  if (name == "crown" || name == "CROWN") return Method::Crown;
+  if (name == "alpha-crown" || name == "alpha-CROWN") return Method::AlphaCrown;
+  TESSERA_THROW(InvalidInput, "unknown bound method '", name, "' (use ibp, crown or alpha-crown)");
+}
+
+std::string method_name(Method method) {
+  switch (method) {
+    case Method::Ibp: return "ibp";
+    case Method::Crown: return "crown";
+    case Method::AlphaCrown: return "alpha-crown";
+  }
+  return "?";
+}
+
+BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const at::Tensor& upper,
+                            const BoundOptions& options, const at::Tensor& c) {
+  TESSERA_CHECK(options.dtype == at::kFloat || options.dtype == at::kDouble, Unsupported,
+                "bounds are computed in float32 or float64");
+  TESSERA_CHECK(lower.numel() == graph.input_size() && upper.numel() == graph.input_size(), DimensionMismatch,
+                "the input box has ", lower.numel(), " values but the network takes ", graph.input_size());
+  TESSERA_CHECK((lower <= upper).all().item<bool>(), InvalidInput, "input box has lower > upper");
+  TESSERA_CHECK(at::isfinite(lower).all().item<bool>() && at::isfinite(upper).all().item<bool>(), InvalidInput,
+                "input box has non-finite values");
+  OpEnv env{graph.params(), options.dtype};
+  detail::BoundState state(graph.nodes().size());
+  std::vector<int64_t> s{1};
+  s.insert(s.end(), graph.input_shape().begin(), graph.input_shape().end());
+  state.bounds[0] = Interval{lower.to(options.dtype).reshape(s), upper.to(options.dtype).reshape(s)};
+  BoundsResult result;
+  if (options.method == Method::Ibp) {
+    at::NoGradGuard no_grad;
+    detail::ibp_all(graph, state, env);
+    const Interval& out = *state.bounds[graph.output_id()];
+    at::Tensor l = out.lower.reshape({-1}), u = out.upper.reshape({-1});
+    if (!c.defined()) return {l, u, 0};
+    at::Tensor cc = c.to(options.dtype);
+    // C y in [C+ l + C- u, C+ u + C- l]
+    return {at::matmul(cc.clamp_min(0), l) + at::matmul(cc.clamp_max(0), u),
+            at::matmul(cc.clamp_min(0), u) + at::matmul(cc.clamp_max(0), l), 0};
+  }
+  APtr rows = detail::spec_rows(graph, c, options.dtype);
+  int64_t k = rows->rows() / 2;
+  at::Tensor lb;
+  {
+    at::NoGradGuard no_grad;
+    detail::crown_intermediate(graph, state, env, graph.output_id());
+    if (options.method == Method::Crown) lb = detail::crown_lower(graph, state, env, graph.output_id(), rows, false);
+  }
+  if (options.method == Method::AlphaCrown) {
+    lb = detail::alpha_crown_lower(graph, state, env, rows, options.alpha, result.iterations);
+  }
+  result.lower = lb.slice(0, 0, k);
+  result.upper = -lb.slice(0, k);  // upper of c y = -lower of (-c) y
+  return result;
+}
+
+}  // namespace tessera::lirpa

@@ -1,0 +1,112 @@
+// CROWN: backward propagation of linear bound functions through the graph.
+
+#include <ATen/ATen.h>
+
+#include "propagation.h"
+#include "tessera/core/error.h"
+
+namespace tessera::lirpa::detail {
+
+at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int start, const APtr& a,
+                       bool use_alpha) {
+  std::vector<APtr> acc(start + 1);
+  acc[start] = a;
+  at::Tensor bias = at::zeros({a->rows()}, at::TensorOptions().dtype(env.dtype));
+  for (int id = start; id >= 1; --id) {
+    if (!acc[id]) continue;
+    const Node& node = graph.node(id);
+    BackwardContext ctx;
+    if (node.op->needs_input_bounds()) {
+      for (int in : node.inputs) {
+        TESSERA_CHECK(state.bounds[in].has_value(), InvalidInput, "CROWN: no bounds for the input of node '",
+                      node.name, "'");
+        ctx.input_bounds.push_back(*state.bounds[in]);
+      }
+    }
+    if (use_alpha) {
+      auto it = state.alpha.find({start, id});
+      if (it != state.alpha.end()) ctx.alpha = it->second;
+    }
+    Backward back = node.op->backward(env, acc[id], ctx);
+    if (back.bias.defined()) bias = bias + back.bias;  // constant terms collected on the way
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (back.inputs.at(k)) acc[node.inputs[k]] = add_a(acc[node.inputs[k]], back.inputs[k], env.dtype);
+    }
+    acc[id].reset();
+  }
+  if (!acc[0]) return bias;
+  const Interval& box = *state.bounds[0];
+  return bias + acc[0]->concretize_lower(box.lower[0], box.upper[0]);  // min over the input box
+}
+
+Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
+                    bool use_alpha) {
+  // rows per backward pass (bounds memory on CNNs); alpha runs keep one pass (alphas per row)
+  const int64_t kChunk = use_alpha ? idx.numel() : 2048;
+  const auto& shape = graph.node(p).shape;
+  std::vector<at::Tensor> lo, hi;
+  for (int64_t s = 0; s < idx.numel(); s += kChunk) {
+    int64_t e = std::min(idx.numel(), s + kChunk);
+    at::Tensor part = idx.slice(0, s, e);
+    at::Tensor sign = at::cat({at::ones({e - s}, at::kDouble), -at::ones({e - s}, at::kDouble)});
+    auto rows = std::make_shared<UnitRowsA>(shape, at::cat({part, part}), sign);  // [I; -I] on the chunk
+    at::Tensor lb = crown_lower(graph, state, env, p, rows, use_alpha);
+    lo.push_back(lb.slice(0, 0, e - s));
+    hi.push_back(-lb.slice(0, e - s));  // u = -min(-x)
+  }
+  return {at::cat(lo), at::cat(hi)};
+}
+
+at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref) {
+  // a linear operator applied directly to the input box: its IBP bounds are exact already
+  const Node& pn = graph.node(p);
+  if (!pn.op->needs_input_bounds() && pn.inputs == std::vector<int>{0}) return at::empty({0}, at::kLong);
+  // Like auto_LiRPA's sparse intermediate bounds: only the unstable ReLU inputs, unless more
+  // than 90% of them are unstable (then every position, as its dense path does).
+  constexpr double kMinimumSparsity = 0.9;
+  at::Tensor l = ref.lower.reshape({-1}), u = ref.upper.reshape({-1});
+  at::Tensor all = at::arange(l.numel(), at::kLong);
+  if (!consumer.tight_bounds_only_across_zero()) return all;
+  at::Tensor unstable = at::nonzero((l < 0).logical_and(u > 0)).reshape({-1});
+  return unstable.numel() <= kMinimumSparsity * l.numel() ? unstable : all;
+}
+
+void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, int upto) {
+  // ref: IBP bounds through the graph that reuse every bound already computed (the
+  // reference that tells which ReLU inputs are stable, as auto_LiRPA's sparse bounds).
+  std::vector<std::optional<Interval>> ref(graph.nodes().size());
+  ref[0] = state.bounds[0];
+  for (const Node& node : graph.nodes()) {
+    if (node.id > upto) break;
+    if (node.id == 0) continue;
+    if (node.op->needs_input_bounds()) {
+      for (int p : node.inputs) {
+        if (state.bounds[p]) continue;
+        at::Tensor l = ref[p]->lower.reshape({-1}).clone(), u = ref[p]->upper.reshape({-1}).clone();
+        at::Tensor idx = rows_needing_bounds(graph, *node.op, p, *ref[p]);
+        if (idx.numel() > 0) {
+          Interval tight = crown_rows(graph, state, env, p, idx, false);
+          l.index_put_({idx}, tight.lower);  // stable neurons keep the reference bounds
+          u.index_put_({idx}, tight.upper);
+        }
+        state.bounds[p] = Interval{l.reshape(ref[p]->lower.sizes()), u.reshape(ref[p]->upper.sizes())};
+        ref[p] = state.bounds[p];
+      }
+    }
+    std::vector<Interval> in;
+    for (int i : node.inputs) in.push_back(*ref[i]);
+    ref[node.id] = state.bounds[node.id] ? *state.bounds[node.id] : node.op->ibp(env, in);
+  }
+}
+
+APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype) {
+  if (!c.defined()) return UnitRowsA::identity(graph.output_shape(), true);
+  TESSERA_CHECK(c.dim() == 2 && c.size(1) == graph.output_size(), DimensionMismatch, "specification has ",
+                c.dim() == 2 ? c.size(1) : -1, " columns but the network has ", graph.output_size(), " outputs");
+  at::Tensor cc = c.to(dtype);
+  std::vector<int64_t> s{2 * c.size(0)};
+  s.insert(s.end(), graph.output_shape().begin(), graph.output_shape().end());
+  return DenseA::make(at::cat({cc, -cc}).reshape(s));
+}
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,125 @@
+// ONNX loader: initializers and Constant nodes become constants, all-constant nodes are
+// folded, every other node becomes a bound operator through the registry.
+
+#include <ATen/ATen.h>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "lirpa/io/onnx_tensor.h"
+#include "lirpa/ops/registry.h"
+#include "tessera/core/error.h"
+#include "tessera/lirpa/model_io.h"
+
+namespace tessera::lirpa {
+namespace detail {
+namespace {
+
+struct LoadState {
+  std::map<std::string, at::Tensor> constants;
+  std::map<std::string, int> variables;  // value name -> node id
+};
+
+std::vector<int64_t> input_dims(const onnx::ValueInfoProto& v) {
+  std::vector<int64_t> dims;
+  for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : 1);
+  return dims;
+}
+
+OnnxNode make_view(const onnx::NodeProto& p, const std::string& name, const Graph& g, LoadState& s,
+                   const std::string& source) {
+  OnnxNode n;
+  n.op_type = p.op_type();
+  n.name = name;
+  n.params = &g.params();
+  for (const auto& a : p.attribute()) n.attrs[a.name()] = attr_from_proto(a, source + ": node '" + name + "'");
+  for (const auto& in : p.input()) {
+    if (in.empty()) continue;  // an omitted optional input
+    NodeInput ni;
+    if (auto v = s.variables.find(in); v != s.variables.end()) {
+      ni.node = v->second;
+      ni.shape = g.node(v->second).shape;
+    } else if (auto c = s.constants.find(in); c != s.constants.end()) {
+      ni.key = in;
+      ni.value = c->second;
+      ni.shape = c->second.sizes().vec();
+    } else {
+      TESSERA_THROW(ParseError, source, ": node '", name, "' (", p.op_type(), ") reads unknown value '", in, "'");
+    }
+    n.inputs.push_back(ni);
+  }
+  return n;
+}
+
+// Handles one node: Constant, Shape of a variable, folding, or a bound operator.
+void add_onnx_node(const onnx::NodeProto& p, int index, Graph& g, LoadState& s, const std::string& source) {
+  std::string name = p.name().empty() ? p.op_type() + "_" + std::to_string(index) : p.name();
+  TESSERA_CHECK(p.output_size() >= 1, ParseError, source, ": node '", name, "' has no output");
+  const std::string& out = p.output(0);
+  OnnxNode n = make_view(p, name, g, s, source);
+  if (p.op_type() == "Constant") {
+    auto it = n.attrs.find("value");
+    if (it != n.attrs.end() && it->second.t.defined()) s.constants[out] = it->second.t;
+    else if (n.has("value_float")) s.constants[out] = at::full({}, n.attrs["value_float"].f, at::kFloat);
+    else if (n.has("value_floats")) s.constants[out] = at::tensor(n.attrs["value_floats"].floats, at::kDouble).to(at::kFloat);
+    else if (n.has("value_int")) s.constants[out] = at::full({}, n.attrs["value_int"].i, at::kLong);
+    else if (n.has("value_ints")) s.constants[out] = at::tensor(n.attrs["value_ints"].ints, at::kLong);
+    else TESSERA_THROW(Unsupported, source, ": Constant node '", name, "' has no supported value attribute");
+    return;
+  }
+  if (p.op_type() == "Shape" && n.variable_count() == 1) {  // static shape of a variable
+    s.constants[out] = at::tensor(n.inputs[0].shape, at::kLong);
+    return;
+  }
+  if (n.variable_count() == 0) {
+    s.constants[out] = fold_constant(n);
+    return;
+  }
+  const OpFactory* factory = default_registry().find(p.op_type());
+  TESSERA_CHECK(factory != nullptr, Unsupported, source, ": unsupported operator '", p.op_type(), "' in node '", name,
+                "'; supported operators: ", default_registry().supported());
+  for (const auto& in : n.inputs)
+    if (in.is_const() && !g.params().contains(in.key)) g.params().put(in.key, in.value);
+  BuiltOp built = (*factory)(n);
+  s.variables[out] = g.add_node(name, built.op, built.inputs);
+}
+
+}  // namespace
+}  // namespace detail
+
+Graph load_onnx_bytes(const std::string& bytes, const std::string& source) {
+  onnx::ModelProto model;
+  TESSERA_CHECK(model.ParseFromString(bytes), ParseError, source, ": not a valid ONNX model");
+  const onnx::GraphProto& gp = model.graph();
+  detail::LoadState s;
+  Graph g(std::make_shared<LocalParamStore>());
+  for (const auto& t : gp.initializer()) s.constants[t.name()] = detail::tensor_from_proto(t, source);
+  for (const auto& in : gp.input()) {
+    if (s.constants.count(in.name())) continue;
+    TESSERA_CHECK(g.nodes().empty(), Unsupported, source, ": the model has more than one input ('",
+                  g.node(0).name, "', '", in.name(), "')");
+    s.variables[in.name()] = g.add_input(in.name(), detail::input_dims(in));
+  }
+  TESSERA_CHECK(!g.nodes().empty(), ParseError, source, ": the model has no input");
+  for (int i = 0; i < gp.node_size(); ++i) detail::add_onnx_node(gp.node(i), i, g, s, source);
+  TESSERA_CHECK(gp.output_size() >= 1, ParseError, source, ": the model has no output");
+  auto out = s.variables.find(gp.output(0).name());
+  TESSERA_CHECK(out != s.variables.end(), Unsupported, source, ": output '", gp.output(0).name(),
+                "' does not depend on the input");
+  g.set_output(out->second);
+  return g;
+}
+
+Graph load_onnx(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  TESSERA_CHECK(in.good(), InvalidInput, "cannot open ONNX file '", path, "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_onnx_bytes(ss.str(), path);
+}
+
+std::string supported_onnx_ops() { return detail::default_registry().supported(); }
+
+}  // namespace tessera::lirpa

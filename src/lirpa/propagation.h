@@ -1,0 +1,42 @@
+#pragma once
+// The bound propagation algorithms over a Graph and a BoundState.
+
+#include <ATen/core/Tensor.h>
+
+#include "bound_state.h"
+#include "tessera/lirpa/bounds.h"
+#include "tessera/lirpa/graph.h"
+
+namespace tessera::lirpa::detail {
+
+/// IBP: bounds of every node up to the output, from the input bounds in `state`.
+void ibp_all(const Graph& graph, BoundState& state, const OpEnv& env);
+
+/// CROWN backward pass: `[S]` lower bounds of the rows `a` of linear functions of node
+/// `start`, with the relaxations of the activations on the way (using `state.alpha` when
+/// `use_alpha`). Bounds of every activation input before `start` must be in `state`.
+at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int start, const APtr& a,
+                       bool use_alpha);
+
+/// Bounds of the inputs of every activation up to node `upto`, each by CROWN (rows
+/// [I; -I] in chunks), like auto_LiRPA's default.
+void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, int upto);
+
+/// CROWN bounds (`[|idx|]` each) of the flat positions `idx` of node p, from rows
+/// [e_idx; -e_idx] (in chunks unless `use_alpha`).
+Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
+                    bool use_alpha);
+
+/// Positions of node p whose bounds `consumer` needs tighter than the reference bounds
+/// (none for a linear operator on the input, whose reference IBP bounds are exact).
+at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref);
+
+/// The rows [C; -C] (or [I; -I]) over the output node.
+APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);
+
+/// alpha-CROWN on the rows `a` over the output (intermediate bounds fixed, from CROWN):
+/// returns `[S]` lower bounds, the best per row; `iterations` receives the steps taken.
+at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,
+                             const AlphaOptions& options, int& iterations);
+
+}  // namespace tessera::lirpa::detail

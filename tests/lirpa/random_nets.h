@@ -1,0 +1,94 @@
+#pragma once
+// Random test networks written as ONNX (MLP, CNN, residual) and a sampling check.
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tessera/lirpa/bounds.h"
+#include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/onnx_builder.h"
+
+namespace tessera::lirpa::testing {
+
+inline at::Tensor randn(std::vector<int64_t> s, double scale = 1.0) { return at::randn(s, at::kDouble) * scale; }
+
+/// MLP: n_in -> hidden... -> n_out with the given activation between layers.
+inline std::string random_mlp(int64_t n_in, std::vector<int64_t> hidden, int64_t n_out, const std::string& act) {
+  OnnxBuilder b("x", {1, n_in});
+  std::string cur = b.input();
+  int64_t prev = n_in;
+  hidden.push_back(n_out);
+  for (size_t i = 0; i < hidden.size(); ++i) {
+    auto w = b.constant("w" + std::to_string(i), randn({hidden[i], prev}, 1.0 / std::sqrt(double(prev))));
+    auto bias = b.constant("b" + std::to_string(i), randn({hidden[i]}, 0.1));
+    cur = b.node("Gemm", {cur, w, bias}, {OnnxAttr::integer("transB", 1)});
+    if (i + 1 < hidden.size()) cur = b.node(act, {cur});
+    prev = hidden[i];
+  }
+  b.set_output(cur);
+  return b.bytes();
+}
+
+/// CNN: Conv(stride 2, pad 1) -> BatchNorm -> Relu -> pool -> Conv -> Relu -> Flatten -> Gemm.
+inline std::string random_cnn(const std::string& pool) {
+  OnnxBuilder b("x", {1, 2, 8, 8});
+  auto w1 = b.constant("c1.w", randn({4, 2, 3, 3}, 0.4));
+  auto b1 = b.constant("c1.b", randn({4}, 0.1));
+  auto c1 = b.node("Conv", {b.input(), w1, b1},
+                   {OnnxAttr::list("strides", {1, 1}), OnnxAttr::list("pads", {1, 1, 1, 1})});
+  auto bn = b.node("BatchNormalization", {c1, b.constant("bn.s", at::rand({4}, at::kDouble) + 0.5),
+                                          b.constant("bn.b", randn({4}, 0.1)), b.constant("bn.m", randn({4}, 0.1)),
+                                          b.constant("bn.v", at::rand({4}, at::kDouble) + 0.5)});
+  auto r1 = b.node("Relu", {bn});
+  auto p = b.node(pool, {r1}, {OnnxAttr::list("kernel_shape", {2, 2}), OnnxAttr::list("strides", {2, 2})});
+  auto w2 = b.constant("c2.w", randn({3, 4, 3, 3}, 0.3));
+  auto c2 = b.node("Conv", {p, w2}, {OnnxAttr::list("strides", {2, 2}), OnnxAttr::list("pads", {1, 1, 1, 1})});
+  auto r2 = b.node("Relu", {c2});
+  auto f = b.node("Flatten", {r2}, {OnnxAttr::integer("axis", 1)});
+  auto w3 = b.constant("fc.w", randn({3 * 2 * 2, 5}, 0.4));
+  b.set_output(b.node("Add", {b.node("MatMul", {f, w3}), b.constant("fc.b", randn({5}, 0.1))}));
+  return b.bytes();
+}
+
+/// Residual: x -> fc -> relu -> fc (+ x) -> relu -> fc, with a Sub and a Reshape on the way.
+inline std::string random_residual(int64_t n) {
+  OnnxBuilder b("x", {1, n});
+  auto h = b.node("Relu", {b.node("Gemm", {b.input(), b.constant("w1", randn({n, n}, 0.5)), b.constant("b1", randn({n}, 0.1))})});
+  auto g = b.node("Gemm", {h, b.constant("w2", randn({n, n}, 0.5)), b.constant("b2", randn({n}, 0.1))});
+  auto s = b.node("Add", {g, b.input()});
+  auto d = b.node("Sub", {s, b.node("Mul", {h, b.constant("k", at::full({1}, 0.5, at::kDouble))})});
+  auto r = b.node("Relu", {b.node("Reshape", {d, b.constant("shape", at::tensor(std::vector<int64_t>{1, n}, at::kLong))})});
+  b.set_output(b.node("Gemm", {r, b.constant("w3", randn({n, 3}, 0.5)), b.constant("b3", randn({3}, 0.1))}));
+  return b.bytes();
+}
+
+/// Samples `n` points of the box (plus its corners' worth of extremes through uniform
+/// sampling) and checks every output against IBP, CROWN and alpha-CROWN bounds; also that
+/// alpha-CROWN is at least as tight as CROWN. `tol` absorbs rounding.
+inline void expect_sound(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, int64_t n,
+                         at::ScalarType dtype = at::kDouble, double tol = 1e-9) {
+  at::Tensor x = lo + (hi - lo) * at::rand({n, lo.numel()}, at::kDouble);
+  // also the vertices of the box along random sign patterns
+  at::Tensor corners = at::where(at::rand({64, lo.numel()}, at::kDouble) > 0.5, hi, lo);
+  x = at::cat({x, corners});
+  at::Tensor y = g.forward(x, at::kDouble);
+  at::Tensor ymin = std::get<0>(y.min(0)), ymax = std::get<0>(y.max(0));
+  BoundsResult crown;
+  for (Method m : {Method::Ibp, Method::Crown, Method::AlphaCrown}) {
+    BoundOptions o;
+    o.method = m;
+    o.dtype = dtype;
+    BoundsResult r = compute_bounds(g, lo, hi, o);
+    at::Tensor l = r.lower.to(at::kDouble), u = r.upper.to(at::kDouble);
+    double scale = 1 + y.abs().max().item<double>();
+    EXPECT_TRUE((l <= ymin + tol * scale).all().item<bool>()) << method_name(m) << " lower " << l << " min " << ymin;
+    EXPECT_TRUE((u >= ymax - tol * scale).all().item<bool>()) << method_name(m) << " upper " << u << " max " << ymax;
+    if (m == Method::Crown) crown = r;
+    if (m == Method::AlphaCrown) {
+      EXPECT_TRUE((l >= crown.lower.to(at::kDouble) - tol * scale).all().item<bool>()) << "alpha looser than CROWN";
+      EXPECT_TRUE((u <= crown.upper.to(at::kDouble) + tol * scale).all().item<bool>()) << "alpha looser than CROWN";
+    }
+  }
+}
+
+}  // namespace tessera::lirpa::testing
