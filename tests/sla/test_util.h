@@ -35,4 +35,34 @@ inline double fd_relative_error(const std::function<double(const at::Tensor&)>& 
   return (g.reshape({-1}) - fd).norm().item<double>() / std::max(fd.norm().item<double>(), 1e-300);
 }
 
+/// Like fd_relative_error for the values of a symmetric matrix `a` in general storage, when
+/// the solver only accepts symmetric matrices: entry p = (i, j) is perturbed together with
+/// its mirror q = (j, i), so the derivative along that direction is g_p + g_q (g_p when
+/// i = j). Values may be batched [B, nnz]; pairs stay within one batch element.
+inline double fd_relative_error_symmetric(const std::function<double(const at::Tensor&)>& f,
+                                          const SparseTensor& a, const at::Tensor& g, double h = 1e-5) {
+  const int64_t n = a.cols();
+  at::Tensor key = a.row_indices() * n + a.col_idx().to(at::kLong);            // row-major, sorted
+  at::Tensor mirror = at::searchsorted(key, a.col_idx().to(at::kLong) * n + a.row_indices());
+  const int64_t nnz = a.nnz();
+  at::Tensor values = a.values().detach().reshape({-1, nnz});
+  at::Tensor grads = g.reshape({-1, nnz});
+  at::Tensor fd = at::zeros_like(values), expected = at::zeros_like(values);
+  for (int64_t batch = 0; batch < values.size(0); ++batch) {
+    for (int64_t p = 0; p < nnz; ++p) {
+      const int64_t q = mirror[p].item<int64_t>();
+      at::Tensor plus = values.clone(), minus = values.clone();
+      plus[batch][p] += h;
+      minus[batch][p] -= h;
+      if (q != p) {
+        plus[batch][q] += h;
+        minus[batch][q] -= h;
+      }
+      fd[batch][p] = (f(plus.reshape(a.values().sizes())) - f(minus.reshape(a.values().sizes()))) / (2 * h);
+      expected[batch][p] = grads[batch][p] + (q != p ? grads[batch][q] : at::zeros({}, at::kDouble));
+    }
+  }
+  return (expected - fd).norm().item<double>() / std::max(fd.norm().item<double>(), 1e-300);
+}
+
 }  // namespace tessera::sla::testing
