@@ -66,8 +66,8 @@ detail::LinearOperator block_jacobi(const DSparseTensor& a, bool transpose) {
 // Solves A x = b (or A^T x = b) column by column; info is the worst over the columns.
 at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options,
                          bool transpose, SolveInfo& info) {
-  at::NoGradGuard no_grad;
-  const DSparseTensor plain = a.with_values(a.values().detach());
+  at::NoGradGuard no_grad;  // the products below record no graph
+  const DSparseTensor& plain = a;
   detail::LinearOperator op = [&plain, transpose](const at::Tensor& v) {
     return transpose ? plain.rmatvec(v) : plain.matvec(v);
   };

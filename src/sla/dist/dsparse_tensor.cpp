@@ -32,13 +32,17 @@ DSparseTensor DSparseTensor::build(std::shared_ptr<dist::Communicator> comm, con
 void DSparseTensor::split_blocks() {
   const HaloPlan& p = *plan_;
   at::Tensor col = p.local_col_idx;
-  local_ = SparseTensor::from_coo(values_, local_row_, col, p.owned, p.owned + p.halo);
   // interior: owned columns (needs no message); exterior: halo columns
   interior_entries_ = at::nonzero(col < p.owned).reshape({-1});
   exterior_entries_ = at::nonzero(col >= p.owned).reshape({-1});
-  interior_ = SparseTensor::from_coo(values_.index_select(0, interior_entries_),
-                                     local_row_.index_select(0, interior_entries_),
-                                     col.index_select(0, interior_entries_), p.owned, p.owned);
+  // Entries come row by row and owned columns keep their global order, so the interior
+  // block is already CSR: row_ptr from the row counts, no sort of the (large) block.
+  at::Tensor interior_rows = local_row_.index_select(0, interior_entries_);
+  at::Tensor row_ptr = at::cat({at::zeros({1}, at::kLong),
+                                at::cumsum(at::bincount(interior_rows, {}, p.owned), 0)});
+  interior_ = SparseTensor::from_csr(row_ptr, col.index_select(0, interior_entries_),
+                                     values_.index_select(0, interior_entries_), p.owned, p.owned);
+  // halo columns are grouped by owner, not in global order: the small block goes through COO
   exterior_ = SparseTensor::from_coo(values_.index_select(0, exterior_entries_),
                                      local_row_.index_select(0, exterior_entries_),
                                      col.index_select(0, exterior_entries_) - p.owned, p.owned, p.halo);

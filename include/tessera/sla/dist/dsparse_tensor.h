@@ -59,8 +59,6 @@ class DSparseTensor {
   /// Row (local) and column (local numbering) of every local value.
   const at::Tensor& local_rows_index() const { return local_row_; }
   const at::Tensor& local_cols_index() const { return plan_->local_col_idx; }
-  /// The owned rows as one [owned x (owned + halo)] matrix in local numbering.
-  const SparseTensor& local() const { return local_; }
   /// The diagonal block [owned x owned] (owned columns only): block-Jacobi's block.
   const SparseTensor& interior() const { return interior_; }
   /// Same distribution and pattern, other local values.
@@ -92,7 +90,6 @@ class DSparseTensor {
   std::shared_ptr<const HaloPlan> plan_;
   at::Tensor values_;     // [nnz_local]
   at::Tensor local_row_;  // int64 [nnz_local]
-  SparseTensor local_;    // owned x (owned + halo)
   SparseTensor interior_; // owned x owned
   SparseTensor exterior_; // owned x halo
   at::Tensor interior_entries_, exterior_entries_;  // positions in values_
