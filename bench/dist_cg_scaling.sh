@@ -7,10 +7,10 @@ build=${1:-build}
 export GLOG_minloglevel=2 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TESSERA_THREADS=1
 out=$(mktemp)
 for np in 1 2 4; do
-  mpirun --oversubscribe --bind-to none -np $np "$build/tessera" bench dist-cg --n 2000 --iterations 50 | tee -a "$out"
+  mpirun --oversubscribe --bind-to none -np $np "$build/tessera" bench dist-cg --n 2000 --iterations 20 | tee -a "$out"
 done
 for np in 1 2 4; do
-  mpirun --oversubscribe --bind-to none -np $np "$build/tessera" bench dist-cg --dof-per-rank 2000000 --iterations 50 | tee -a "$out"
+  mpirun --oversubscribe --bind-to none -np $np "$build/tessera" bench dist-cg --dof-per-rank 2000000 --iterations 20 | tee -a "$out"
 done
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys
