@@ -18,7 +18,7 @@ class MaxPoolOp final : public BoundOp {
 
   at::Tensor forward(const OpEnv&, const std::vector<at::Tensor>& x) const override {
     at::Tensor y = at::max_pool2d(merge_lead(x[0], 3), win_.kernel, win_.stride, win_.pad, win_.dilation, ceil_);
-    return unmerge(y, x[0].size(0));
+    return unmerge_pooled(y, x[0].size(0), in_);
   }
   Interval ibp(const OpEnv& env, const std::vector<Interval>& x) const override {
     return {forward(env, {x[0].lower}), forward(env, {x[0].upper})};  // monotone in every input
@@ -43,12 +43,6 @@ class MaxPoolOp final : public BoundOp {
   }
 
  private:
-  at::Tensor unmerge(const at::Tensor& y, int64_t n) const {
-    std::vector<int64_t> s{n};
-    s.insert(s.end(), in_.begin(), in_.end() - 3);
-    s.insert(s.end(), {y.size(1), y.size(2), y.size(3)});
-    return y.reshape(s);
-  }
   Window2d win_;
   bool ceil_;
   std::vector<int64_t> in_;

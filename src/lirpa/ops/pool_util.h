@@ -1,6 +1,8 @@
 #pragma once
 // 2-D window attributes shared by Conv, AveragePool and MaxPool (ONNX layout).
 
+#include <ATen/core/Tensor.h>
+
 #include <vector>
 
 #include "lirpa/ops/registry.h"
@@ -27,6 +29,15 @@ inline Window2d read_window(const OnnxNode& n, std::vector<int64_t> kernel) {
                 Unsupported, n.op_type, " node '", n.name, "': auto_pad is not supported");
   w.pad = {pads[0], pads[1]};
   return w;
+}
+
+/// The pooled output y [N * lead, C, H', W'] back to the input's leading dims `in_shape`
+/// (all but its last three) with y's channel and spatial sizes: [N, lead..., C, H', W'].
+inline at::Tensor unmerge_pooled(const at::Tensor& y, int64_t n, const std::vector<int64_t>& in_shape) {
+  std::vector<int64_t> s{n};
+  s.insert(s.end(), in_shape.begin(), in_shape.end() - 3);
+  s.insert(s.end(), {y.size(1), y.size(2), y.size(3)});
+  return y.reshape(s);
 }
 
 }  // namespace tessera::lirpa::detail
