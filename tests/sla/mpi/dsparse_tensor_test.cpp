@@ -60,6 +60,9 @@ TEST_P(Distributed, MatvecAndRmatvecEqualSingleProcess) {
   EXPECT_LT(rel_err(d.gather_all(d.rmatvec(d.scatter(x))), dense.t().mv(x)), 1e-12);
   EXPECT_LT(rel_err(d.gather_all(d.matvec(d.scatter(xk))), dense.mm(xk)), 1e-12);
   EXPECT_EQ(d.global_nnz(), c.global.nnz());
+  // same pattern, doubled values: twice the product
+  DSparseTensor doubled = d.with_values(d.values() * 2.0);
+  EXPECT_LT(rel_err(d.gather_all(doubled.matvec(d.scatter(x))), dense.mv(x) * 2.0), 1e-12);
 }
 
 TEST_P(Distributed, ScatterFromRootEqualsFromGlobal) {
