@@ -38,7 +38,10 @@ struct MatvecFunction : public torch::autograd::Function<MatvecFunction> {
     if (ctx->needs_input_grad(0)) grad_values = reduce_to_batch(matvec_grad_values(a, g, x), values.size(0));
     if (ctx->needs_input_grad(1)) {
       const TransposedPattern& tp = a.transposed_pattern();
-      grad_x = csr_spmm(tp.row_ptr, tp.col_idx, tp.perm, values, g, a.cols());   // dL/dx = A^T g
+      // dL/dx = A^T g; through the autograd op when the backward is itself differentiated
+      // (create_graph, e.g. Jacobian-vector products by double backward)
+      grad_x = at::GradMode::is_enabled() ? rmatvec_autograd(a, values, g)
+                                          : csr_spmm(tp.row_ptr, tp.col_idx, tp.perm, values, g, a.cols());
       grad_x = reduce_to_batch(grad_x, x.size(0));
     }
     return {grad_values, grad_x, at::Tensor()};

@@ -35,7 +35,9 @@ struct RmatvecFunction : public torch::autograd::Function<RmatvecFunction> {
     if (ctx->needs_input_grad(0)) grad_values = reduce_to_batch(matvec_grad_values(a, x, g), values.size(0));
     // dL/dx = A g
     if (ctx->needs_input_grad(1)) {
-      grad_x = reduce_to_batch(csr_spmm(a.row_ptr(), a.col_idx(), {}, values, g, a.rows()), x.size(0));
+      grad_x = at::GradMode::is_enabled() ? matvec_autograd(a, values, g)   // differentiable when create_graph
+                                          : csr_spmm(a.row_ptr(), a.col_idx(), {}, values, g, a.rows());
+      grad_x = reduce_to_batch(grad_x, x.size(0));
     }
     return {grad_values, grad_x, at::Tensor()};
   }

@@ -1,0 +1,189 @@
+// eigsh(A, options): input checks, the operator (A or (A - σ I)^{-1}), the engine, the
+// back-transformation of Ritz values, residuals with A, and the differentiable result.
+
+#include "tessera/sla/eigsh.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+#include <memory>
+
+#include "sla/autograd/eigsh_function.h"
+#include "sla/batch_solver.h"
+#include "sla/eigsh/lanczos.h"
+#include "sla/kernels/csr_kernels.h"
+#include "tessera/core/error.h"
+
+namespace tessera::sla {
+
+const char* to_string(Which which) {
+  switch (which) {
+    case Which::Largest: return "largest";
+    case Which::Smallest: return "smallest";
+    case Which::Nearest: return "nearest";
+  }
+  return "?";
+}
+
+namespace {
+
+void check_inputs(const SparseTensor& a, const EigshOptions& o) {
+  TESSERA_CHECK(a.rows() == a.cols(), DimensionMismatch, "eigsh: A must be square, got ", a.rows(), " x ", a.cols());
+  TESSERA_CHECK(a.rows() > 1 && a.nnz() > 0, InvalidInput, "eigsh: A is empty or 1 x 1 (", a.rows(), " x ",
+                a.cols(), ", ", a.nnz(), " stored entries)");
+  TESSERA_CHECK(a.batch_size() == 1 && a.values().dim() == 1, Unsupported,
+                "eigsh: one matrix at a time (values [nnz]); use SparseTensorList or a loop for batches");
+  TESSERA_CHECK(o.k >= 1 && o.k < a.rows(), InvalidInput, "eigsh: k = ", o.k, " must be in [1, n) with n = ",
+                a.rows());
+  TESSERA_CHECK(o.tol > 0, InvalidInput, "eigsh: tol must be > 0");
+  TESSERA_CHECK(at::isfinite(a.values().detach()).all().item<bool>(), InvalidInput,
+                "eigsh: A's values contain NaN or Inf");
+  TESSERA_CHECK(o.backend == "auto" || o.backend == "native" || o.backend == "spectra", InvalidInput,
+                "eigsh: unknown backend '", o.backend, "' (auto, native, spectra)");
+}
+
+/// ||A - A^T||_max <= 1e-10 ||A||_max, else InvalidInput.
+void check_symmetric(const SparseTensor& a) {
+  const detail::TransposedPattern& tp = a.transposed_pattern();
+  at::Tensor v = a.values().detach();
+  const bool same_pattern = at::equal(tp.row_ptr.to(at::kLong), a.row_ptr().to(at::kLong)) &&
+                            at::equal(tp.col_idx.to(at::kLong), a.col_idx().to(at::kLong));
+  const double scale = v.abs().max().item<double>();
+  const double diff = same_pattern ? (v.index_select(0, tp.perm) - v).abs().max().item<double>() : scale;
+  TESSERA_CHECK(diff <= 1e-10 * scale, InvalidInput, "eigsh: A is not symmetric (max |a_ij - a_ji| = ", diff,
+                " with max |a_ij| = ", scale, ")");
+}
+
+/// A - σ I (float64), the diagonal added to the pattern where absent.
+SparseTensor shifted(const SparseTensor& a, double sigma) {
+  const int64_t n = a.rows();
+  at::Tensor diag = at::arange(n, at::kLong);
+  at::Tensor rows = at::cat({a.row_indices().cpu(), diag});
+  at::Tensor cols = at::cat({a.col_idx().to(at::kCPU, at::kLong), diag});
+  at::Tensor vals = at::cat({a.values().detach().to(at::kCPU, at::kDouble), at::full({n}, -sigma, at::kDouble)});
+  return SparseTensor::from_coo(vals, rows, cols, n, n);
+}
+
+/// Krylov space size and block: m a multiple of b, m >= k + 2b (when n allows).
+detail::LanczosParams lanczos_params(const EigshOptions& o, int64_t n, bool spectra) {
+  detail::LanczosParams p;
+  p.k = o.k;
+  p.block = spectra ? 1 : (o.block_size > 0 ? o.block_size : std::min<int64_t>(o.k, 3));
+  int64_t m = o.ncv > 0 ? o.ncv : std::max<int64_t>(2 * o.k + 2 * p.block, 20);
+  m = std::max(m, o.k + 2 * p.block);
+  m = (m + p.block - 1) / p.block * p.block;
+  p.ncv = spectra ? std::min(m, n) : m;
+  p.maxiter = o.maxiter;
+  p.tol = o.tol;
+  p.seed = o.seed;
+  p.order = o.which == Which::Largest    ? detail::RitzOrder::LargestAlgebraic
+            : o.which == Which::Smallest ? detail::RitzOrder::SmallestAlgebraic
+                                         : detail::RitzOrder::LargestMagnitude;
+  return p;
+}
+
+/// Dense eigensolver for small n: the Ritz pairs of op's matrix, wanted ones first.
+detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const detail::LanczosParams& p) {
+  at::Tensor m = op(at::eye(n, at::kDouble));
+  auto [evals, evecs] = at::linalg_eigh((m + m.t()) * 0.5);
+  at::Tensor key = p.order == detail::RitzOrder::LargestAlgebraic    ? evals
+                   : p.order == detail::RitzOrder::SmallestAlgebraic ? -evals
+                                                                     : evals.abs();
+  at::Tensor order = std::get<1>(key.sort(0, true)).narrow(0, 0, p.k);
+  detail::RitzPairs out;
+  out.theta = evals.index_select(0, order);
+  out.vectors = evecs.index_select(1, order);
+  out.converged = true;
+  out.iterations = 1;
+  out.applications = n;
+  return out;
+}
+
+/// Each column scaled so that its largest-magnitude entry is positive.
+at::Tensor fix_signs(const at::Tensor& v) {
+  at::Tensor idx = v.abs().argmax(0, /*keepdim=*/true);
+  at::Tensor sign = at::where(v.gather(0, idx) < 0, -at::ones({1}, at::kDouble), at::ones({1}, at::kDouble));
+  return v * sign;
+}
+
+EigshResult failed(const SparseTensor& a, int64_t k, EigshInfo info) {
+  EigshResult r;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.eigenvalues = at::full({k}, nan, a.values().options().requires_grad(false));
+  r.eigenvectors = at::full({a.rows(), k}, nan, a.values().options().requires_grad(false));
+  info.residuals = at::full({k}, nan, at::kDouble);
+  info.max_residual = std::numeric_limits<double>::infinity();
+  r.info = std::move(info);
+  return r;
+}
+
+}  // namespace
+
+EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
+  check_inputs(a, options);
+  check_symmetric(a);
+  const int64_t n = a.rows(), k = options.k;
+  const SparseTensor a64 = a.with_values(a.values().detach().to(at::kDouble));
+  const bool spectra = options.backend == "spectra";
+  EigshInfo info;
+  detail::BlockOperator op;
+  std::shared_ptr<detail::BatchSolver> factor;
+  if (options.which == Which::Nearest) {
+    SolveOptions so;
+    so.backend = options.solver_backend;
+    factor = std::make_shared<detail::BatchSolver>(shifted(a64, options.sigma), so);   // A - σ I = L U (or L L^T)
+    SolveInfo probe;
+    factor->solve(at::ones({1, n, 1}, at::kDouble), false, probe);
+    if (probe.status != SolveStatus::Converged) {
+      info.backend = spectra ? "spectra" : "native";
+      info.status = SolveStatus::Singular;
+      info.message = "eigsh: A - sigma I could not be factorised (" + std::string(to_string(probe.status)) +
+                     "): sigma = " + std::to_string(options.sigma) + " is (numerically) an eigenvalue; " + probe.message;
+      return failed(a, k, info);
+    }
+    op = [factor](const at::Tensor& x) {
+      SolveInfo si;
+      return factor->solve(x.unsqueeze(0), false, si)[0];   // (A - σ I)^{-1} X
+    };
+  } else {
+    at::Tensor rp = a64.row_ptr(), ci = a64.col_idx(), vals = a64.values().unsqueeze(0);
+    op = [rp, ci, vals, n](const at::Tensor& x) {
+      return detail::csr_spmm(rp, ci, {}, vals, x.unsqueeze(0), n)[0];   // A X
+    };
+  }
+  const detail::LanczosParams p = lanczos_params(options, n, spectra);
+  detail::RitzPairs pairs;
+  if (spectra) {
+    info.backend = "spectra";
+    pairs = detail::spectra_lanczos(op, n, p);
+  } else if (p.ncv + p.block > n) {
+    info.backend = "native (dense)";
+    pairs = dense_pairs(op, n, p);
+  } else {
+    info.backend = "native";
+    pairs = detail::block_lanczos(op, n, p);
+  }
+  info.iterations = pairs.iterations;
+  info.operator_applications = pairs.applications;
+  if (!pairs.theta.defined()) {
+    info.status = SolveStatus::NotConverged;
+    info.message = pairs.message;
+    return failed(a, k, info);
+  }
+  at::Tensor lambda = options.which == Which::Nearest ? options.sigma + pairs.theta.reciprocal()   // λ = σ + 1/θ
+                                                      : pairs.theta;
+  at::Tensor order = std::get<1>(lambda.sort(0));
+  lambda = lambda.index_select(0, order).contiguous();
+  at::Tensor vectors = fix_signs(pairs.vectors.index_select(1, order)).contiguous();
+  // true Ritz residuals with A: ||A v_i - λ_i v_i||
+  at::Tensor av = detail::csr_spmm(a64.row_ptr(), a64.col_idx(), {}, a64.values().unsqueeze(0),
+                                   vectors.unsqueeze(0), n)[0];
+  info.residuals = (av - vectors * lambda.unsqueeze(0)).norm(2, {0});
+  info.max_residual = info.residuals.max().item<double>();
+  info.status = pairs.converged ? SolveStatus::Converged : SolveStatus::NotConverged;
+  info.message = pairs.message;
+  auto [l, v] = detail::eigsh_autograd(a64, a.values(), lambda, vectors);
+  return {l, v, info};
+}
+
+}  // namespace tessera::sla
