@@ -1,0 +1,50 @@
+#!/bin/bash
+# Runs `tessera verify` on VNN-COMP 2021 instances and compares with the expected verdicts.
+#
+#   bench/acasxu_run.sh [--benchmark acasxu|mnistfc] [--cap SECONDS] [--only REGEX] [--out FILE.csv]
+#
+# Each instance gets min(its timeout from <benchmark>_instances.csv, cap) seconds. Writes a
+# CSV (onnx, vnnlib, timeout, verdict, expected, seconds, check) and prints a summary; the
+# exit code is 1 when any verdict contradicts expected.csv. Env: TESSERA_BIN, THREADS (1).
+set -u
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BIN="${TESSERA_BIN:-$ROOT/build/tessera}"
+BENCH=acasxu; CAP=0; ONLY="."; OUT=""
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --benchmark) BENCH="$2"; shift 2 ;;
+    --cap) CAP="$2"; shift 2 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+DATA="$ROOT/../shared/data/vnncomp2021/$BENCH"
+OUT="${OUT:-$ROOT/bench/${BENCH}_results.csv}"
+export GLOG_minloglevel=2
+echo "onnx,vnnlib,timeout,verdict,expected,seconds,check" > "$OUT"
+echo "# $(date -u +%FT%TZ) $(uptime)" >&2
+total=0; wrong=0; decided=0; count=0; t_all=0
+while IFS=, read -r onnx vnnlib timeout; do
+  timeout="${timeout//[$'\r ']/}"
+  [[ "$onnx,$vnnlib" =~ $ONLY ]] || continue
+  t="$timeout"
+  if [ "$CAP" != "0" ]; then t="$(awk -v a="$timeout" -v b="$CAP" 'BEGIN { print (a < b) ? a : b }')"; fi
+  expected="$(grep -F "$onnx,$vnnlib," "$DATA/expected.csv" | cut -d, -f3 | tr -d '\r ')"
+  start=$(date +%s.%N)
+  verdict="$("$BIN" --threads "${THREADS:-1}" verify "$DATA/$onnx" "$DATA/$vnnlib" --timeout "$t" --quiet 2>/dev/null | tail -n 1)"
+  [ -n "$verdict" ] || verdict=error
+  secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+  check=undecided
+  if [ "$verdict" = "sat" ] || [ "$verdict" = "unsat" ]; then
+    decided=$((decided + 1))
+    if [ "$verdict" = "$expected" ]; then check=ok; else check=WRONG; wrong=$((wrong + 1)); fi
+  fi
+  count=$((count + 1))
+  t_all=$(awk -v a="$t_all" -v b="$secs" 'BEGIN { printf "%.2f", a + b }')
+  echo "$onnx,$vnnlib,$t,$verdict,$expected,$secs,$check" >> "$OUT"
+  printf '%-40s %-14s %-8s %-8s %8s s  %s\n' "$onnx" "$vnnlib" "$verdict" "$expected" "$secs" "$check" >&2
+done < "$DATA/${BENCH}_instances.csv"
+echo "{\"benchmark\":\"$BENCH\",\"instances\":$count,\"decided\":$decided,\"wrong\":$wrong,\"total_seconds\":$t_all,\"cap\":$CAP,\"csv\":\"$OUT\"}"
+echo "# $(date -u +%FT%TZ) $(uptime)" >&2
+[ "$wrong" -eq 0 ]

@@ -1,0 +1,83 @@
+#pragma once
+/// @file verify_options.h
+/// Typed options of complete verification (`tessera verify`), and their YAML form.
+///
+/// @code
+///   VerifyOptions o = tessera::lirpa::load_verify_config("config.yaml");
+///   o.timeout = 60;                      // command-line flags override the file
+///   o.bab.force_synchronous = true;      // deterministic: fixed batches, no pruning
+/// @endcode
+///
+/// YAML keys mirror the struct fields (every key optional, unknown keys are an error):
+/// @code{.yaml}
+///   timeout: 300
+///   margin: 1.0e-8
+///   attack: {enabled: true, restarts: 32, steps: 60, seed: 0}
+///   alpha: {enabled: true, iterations: 20, lr: 0.5, lr_decay: 0.98}
+///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
+///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
+///         attack_every: 20, input_split_max_dims: 16}
+/// @endcode
+
+#include <cstdint>
+#include <string>
+
+#include "tessera/lirpa/bounds.h"
+
+namespace tessera::lirpa {
+
+/// PGD attack with random restarts inside the input box.
+struct AttackOptions {
+  bool enabled = true;
+  int restarts = 32;        ///< random starting points (one batch)
+  int steps = 60;           ///< projected signed-gradient steps per restart
+  double step = 0.25;       ///< first step as a fraction of each input's width (decays to 1/100 of it)
+  uint64_t seed = 0;        ///< random seed (runs are reproducible)
+};
+
+/// beta-CROWN: optimisable multipliers of the ReLU split constraints, with the alphas.
+struct BetaOptions {
+  int iterations = 20;      ///< Adam steps per batch of domains
+  double lr_alpha = 0.1;    ///< learning rate of the slopes
+  double lr_beta = 0.05;    ///< learning rate of the multipliers
+  double lr_decay = 0.98;   ///< both multiplied by this after every step
+};
+
+/// What branch and bound splits.
+enum class SplitKind { Auto, Input, Relu };
+/// How a ReLU to split is chosen.
+enum class ReluBranching { BaBSR, FSB };
+
+struct BabOptions {
+  bool enabled = true;
+  SplitKind split = SplitKind::Auto;        ///< auto: input splitting up to `input_split_max_dims` inputs
+  ReluBranching branching = ReluBranching::BaBSR;
+  int input_split_max_dims = 16;
+  int batch_size = 0;                       ///< domains per batch; 0: 1024 (input) or 64 (ReLU)
+  int attack_every = 20;                    ///< PGD on the worst sub-domains every this many batches (0: never)
+  /// Deterministic mode: the batch size stays fixed (no automatic resizing) and nothing
+  /// is pruned early, so runs in different modes do exactly the same work.
+  bool force_synchronous = false;
+  int64_t max_domains = 4000000;            ///< stop (unknown) when the pool grows beyond this
+};
+
+struct VerifyOptions {
+  double timeout = 300;       ///< seconds for the whole run (honoured within one second)
+  double margin = 1e-8;       ///< a disjunct is proven infeasible when a lower bound exceeds this
+  AttackOptions attack;
+  AlphaOptions alpha;         ///< alpha-CROWN for incomplete verification
+  bool alpha_enabled = true;
+  BetaOptions beta;
+  BabOptions bab;
+};
+
+/// Parses the YAML text of a configuration (on top of the defaults); `source` names it
+/// in errors. Unknown keys and values of the wrong type throw InvalidInput.
+VerifyOptions parse_verify_config(const std::string& yaml, const std::string& source = "<config>");
+/// Reads and parses a YAML configuration file.
+VerifyOptions load_verify_config(const std::string& path);
+
+std::string split_kind_name(SplitKind k);
+std::string relu_branching_name(ReluBranching b);
+
+}  // namespace tessera::lirpa

@@ -1,0 +1,66 @@
+#pragma once
+// Branch and bound on one output conjunction over one input box: prove that no input of the
+// box satisfies every row c_k y <= rhs_k, i.e. max_k (c_k y - rhs_k) > 0 everywhere.
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <functional>
+
+#include "lirpa/verify/batch_crown.h"
+#include "tessera/lirpa/verify.h"
+
+namespace tessera::lirpa::detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct BabProblem {
+  at::Tensor xl, xu;  ///< [n_in] float64
+  at::Tensor c, rhs;  ///< [K, n_out], [K] float64
+};
+
+enum class BabStatus { Proven, Falsified, Timeout, Exhausted };
+
+struct BabOutcome {
+  BabStatus status = BabStatus::Exhausted;
+  int64_t visited = 0;   ///< sub-domains bounded
+  double lower = 0;      ///< global lower bound reached
+  std::string reason;    ///< for Exhausted
+};
+
+/// What branch and bound needs from the caller.
+struct BabContext {
+  const ReluNet& net;
+  const VerifyOptions& options;
+  Clock::time_point start, deadline;
+  /// Checks a candidate input against the whole property with the real graph; true when
+  /// it is a confirmed counterexample (the caller keeps it).
+  std::function<bool(const at::Tensor&)> confirm;
+  ProgressFn progress;
+  std::string phase;
+  bool expired() const { return Clock::now() >= deadline; }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+};
+
+/// Input splitting (low-dimensional inputs): bisect boxes along the dimension chosen by
+/// the smear heuristic |a_i| (u_i - l_i) of the best row's linear bound.
+BabOutcome input_split_bab(BabContext& ctx, const BabProblem& problem);
+
+/// ReLU splitting with beta-CROWN and BaBSR branching.
+BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& problem);
+
+/// Row-wise: for each domain, the index of the row with the largest lower bound and that bound.
+std::pair<at::Tensor, at::Tensor> best_rows(const at::Tensor& lb);
+
+/// Smear heuristic: the input dimension with the largest |a_i| (u_i - l_i) for each domain's
+/// best row (a: [B, K, n], rows: [B]) -> [B] long.
+at::Tensor smear_dimension(const at::Tensor& a, const at::Tensor& rows, const at::Tensor& xl, const at::Tensor& xu);
+
+/// Splits boxes [B, n] along dims [B] at their midpoints: children [2B, n], first the lower
+/// halves then the upper halves. The two halves share the midpoint, so they cover the box.
+std::pair<at::Tensor, at::Tensor> bisect(const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& dims);
+
+/// The vertex of each box minimising the linear function a (best row): x_i = l_i if a_i > 0 else u_i.
+at::Tensor minimising_vertex(const at::Tensor& a, const at::Tensor& rows, const at::Tensor& xl, const at::Tensor& xu);
+
+}  // namespace tessera::lirpa::detail

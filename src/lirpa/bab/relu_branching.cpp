@@ -1,0 +1,42 @@
+// BaBSR branching: the unstable, unsplit ReLU whose relaxation costs the bound the most.
+// For the best row, the coefficient lambda of h_j = relu(z_j) in the lower bound: a
+// negative lambda takes the upper line su (z - l), losing |lambda| u (-l) / (u - l) (its
+// intercept); a small |lambda| (u - l) term breaks ties.
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "lirpa/bab/relu_bab.h"
+
+namespace tessera::lirpa::detail {
+
+std::pair<at::Tensor, at::Tensor> babsr_choice(const LayerBounds& bounds, const std::vector<at::Tensor>& lambda,
+                                              const std::vector<at::Tensor>& split, const at::Tensor& rows) {
+  std::vector<at::Tensor> scores;
+  std::vector<int64_t> offsets{0};
+  for (size_t j = 0; j < bounds.lower.size(); ++j) {
+    const at::Tensor& l = bounds.lower[j];
+    const at::Tensor& u = bounds.upper[j];
+    at::Tensor lam = lambda[j].gather(1, rows.view({-1, 1, 1}).expand({l.size(0), 1, l.size(1)})).squeeze(1);
+    at::Tensor unstable = (l < 0).logical_and(u > 0).logical_and(split[j] == 0);
+    at::Tensor width = at::where(unstable, u - l, at::ones_like(u));
+    at::Tensor intercept = u * (-l) / width;                                      // u (-l) / (u - l)
+    at::Tensor s = (-lam).clamp_min(0) * intercept + 1e-3 * lam.abs() * (u - l);  // BaBSR-style score
+    s = at::where(unstable, s + 1e-12, at::full_like(s, -std::numeric_limits<double>::infinity()));
+    scores.push_back(s);
+    offsets.push_back(offsets.back() + l.size(1));
+  }
+  at::Tensor all = at::cat(scores, 1);
+  auto [best, flat] = all.max(1);
+  at::Tensor layer = at::zeros_like(flat), neuron = flat.clone();
+  for (size_t j = 1; j < offsets.size() - 1; ++j) {
+    at::Tensor past = flat >= offsets[j];
+    layer = at::where(past, at::full_like(layer, static_cast<int64_t>(j)), layer);
+    neuron = at::where(past, flat - offsets[j], neuron);
+  }
+  at::Tensor none = at::isinf(best);  // no unstable unsplit ReLU left
+  return {layer.masked_fill(none, -1), neuron.masked_fill(none, -1)};
+}
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,169 @@
+// ReLU-splitting branch and bound with beta-CROWN: each domain is the input box plus a set
+// of split ReLUs (z >= 0 or z <= 0). A batch of the worst domains is split at the ReLU
+// BaBSR chooses; both children inherit the parent's bounds (intersected with their own),
+// slopes and multipliers, and are bounded by alpha/beta optimisation. The two children of
+// a split cover the parent (z >= 0 or z <= 0 holds for every input).
+
+#include <ATen/ATen.h>
+
+#include "lirpa/attack/pgd.h"
+#include "lirpa/bab/bab.h"
+#include "lirpa/bab/domain_pool.h"
+#include "lirpa/bab/relu_bab.h"
+
+namespace tessera::lirpa::detail {
+
+std::vector<at::Tensor> split_children(const std::vector<at::Tensor>& split, const at::Tensor& layer,
+                                       const at::Tensor& neuron) {
+  std::vector<at::Tensor> out;
+  for (size_t j = 0; j < split.size(); ++j) {
+    at::Tensor hit = layer == static_cast<int64_t>(j);
+    at::Tensor idx = at::where(hit, neuron, at::zeros_like(neuron)).clamp_min(0).view({-1, 1});  // in range
+    at::Tensor onehot = at::zeros_like(split[j], at::kBool).scatter_(1, idx, true);
+    onehot = onehot.logical_and(hit.unsqueeze(1));
+    at::Tensor plus = at::where(onehot, at::ones_like(split[j]), split[j]);    // z >= 0
+    at::Tensor minus = at::where(onehot, -at::ones_like(split[j]), split[j]);  // z <= 0
+    out.push_back(at::cat({plus, minus}));
+  }
+  return out;
+}
+
+namespace {
+
+// Pool fields: for each hidden layer j: split, lower, upper, alpha, beta; then layer, neuron.
+struct Layout {
+  size_t hidden;
+  size_t split(size_t j) const { return 5 * j; }
+  size_t lower(size_t j) const { return 5 * j + 1; }
+  size_t upper(size_t j) const { return 5 * j + 2; }
+  size_t alpha(size_t j) const { return 5 * j + 3; }
+  size_t beta(size_t j) const { return 5 * j + 4; }
+  size_t layer() const { return 5 * hidden; }
+  size_t neuron() const { return 5 * hidden + 1; }
+};
+
+struct Bounded {
+  DomainBatch d;
+  LayerBounds bounds;
+  Relaxation relax;
+  FinalBound fb;
+  at::Tensor rows, score, layer, neuron;
+};
+
+Bounded bound_domains(BabContext& ctx, const BabProblem& p, DomainBatch d, const LayerBounds* parent,
+                      Relaxation relax, int iterations) {
+  Bounded b{std::move(d), {}, std::move(relax), {}, {}, {}, {}, {}};
+  b.bounds = intermediate_bounds(ctx.net, b.d, parent);
+  OptimiseOptions oo{iterations, ctx.options.beta.lr_alpha, ctx.options.beta.lr_beta, ctx.options.beta.lr_decay, true};
+  b.fb = optimise_final_bound(ctx.net, b.d, b.bounds, p.c, p.rhs, b.relax, oo);
+  at::NoGradGuard no_grad;
+  std::tie(b.rows, b.score) = best_rows(b.fb.lb);
+  std::vector<at::Tensor> split = b.d.split;
+  if (split.empty())
+    for (auto& l : b.bounds.lower) split.push_back(at::zeros(l.sizes(), at::kChar));
+  std::tie(b.layer, b.neuron) = babsr_choice(b.bounds, b.fb.lambda, split, b.rows);
+  return b;
+}
+
+bool try_vertices(BabContext& ctx, const BabProblem& p, const Bounded& b, const at::Tensor& open) {
+  at::NoGradGuard no_grad;
+  at::Tensor x = minimising_vertex(b.fb.a_input.index_select(0, open), b.rows.index_select(0, open),
+                                   b.d.xl.index_select(0, open), b.d.xu.index_select(0, open));
+  if (x.size(0) == 0) return false;
+  at::Tensor v = conjunction_violation(ctx.net.forward(x), p.c, p.rhs);
+  at::Tensor cand = at::nonzero(v <= 0).reshape({-1});
+  for (int64_t i = 0; i < std::min<int64_t>(cand.numel(), 16); ++i)
+    if (ctx.confirm(x[cand[i].item<int64_t>()])) return true;
+  return false;
+}
+
+// Moves the unverified domains of `b` into the pool.
+void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::Tensor& open) {
+  std::vector<at::Tensor> f(lay.neuron() + 1);
+  for (size_t j = 0; j < lay.hidden; ++j) {
+    at::Tensor s = b.d.split.empty() ? at::zeros(b.bounds.lower[j].sizes(), at::kChar) : b.d.split[j];
+    f[lay.split(j)] = s.index_select(0, open);
+    f[lay.lower(j)] = b.bounds.lower[j].index_select(0, open);
+    f[lay.upper(j)] = b.bounds.upper[j].index_select(0, open);
+    f[lay.alpha(j)] = b.relax.alpha[j].index_select(0, open);
+    at::Tensor beta = b.relax.beta[j].defined() ? b.relax.beta[j] : at::zeros_like(b.relax.alpha[j]);
+    f[lay.beta(j)] = beta.index_select(0, open);
+  }
+  f[lay.layer()] = b.layer.index_select(0, open);
+  f[lay.neuron()] = b.neuron.index_select(0, open);
+  pool.push(f, b.score.index_select(0, open));
+}
+
+}  // namespace
+
+BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p) {
+  const VerifyOptions& o = ctx.options;
+  int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 64;
+  Layout lay{static_cast<size_t>(ctx.net.layers() - 1)};
+  BabOutcome out;
+  at::Tensor xl = p.xl.reshape({1, -1}), xu = p.xu.reshape({1, -1});
+  Bounded root = bound_domains(ctx, p, DomainBatch{xl, xu, {}}, nullptr, {}, o.alpha.iterations);
+  out.visited = 1;
+  out.lower = root.score.item<double>();
+  if (out.lower > o.margin) return out.status = BabStatus::Proven, out;
+  at::Tensor zero = at::zeros({1}, at::kLong);
+  if (try_vertices(ctx, p, root, zero)) return out.status = BabStatus::Falsified, out;
+  TensorPool pool;
+  int64_t stuck = 0;  // unverified domains with nothing left to split
+  keep_open(lay, pool, root, zero);
+  auto last_report = Clock::now();
+  for (int64_t it = 1;; ++it) {
+    if (pool.size() == 0) {
+      if (stuck == 0) return out.status = BabStatus::Proven, out;
+      out.reason = std::to_string(stuck) + " sub-domains with every ReLU split are neither verified nor falsified";
+      return out.status = BabStatus::Exhausted, out;
+    }
+    out.lower = pool.score().min().item<double>();
+    if (ctx.expired()) return out.status = BabStatus::Timeout, out;
+    if (pool.size() > o.bab.max_domains) {
+      out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
+      return out.status = BabStatus::Exhausted, out;
+    }
+    auto [f, score] = pool.pop(batch);
+    at::Tensor layer = f[lay.layer()], neuron = f[lay.neuron()];
+    at::Tensor splittable = at::nonzero(layer >= 0).reshape({-1});
+    stuck += layer.size(0) - splittable.numel();
+    for (auto& t : f) t = t.index_select(0, splittable);
+    layer = layer.index_select(0, splittable), neuron = neuron.index_select(0, splittable);
+    int64_t n = layer.size(0);
+    if (n == 0) continue;
+    std::vector<at::Tensor> split;
+    LayerBounds parent;
+    Relaxation relax;
+    for (size_t j = 0; j < lay.hidden; ++j) {
+      split.push_back(f[lay.split(j)]);
+      parent.lower.push_back(at::cat({f[lay.lower(j)], f[lay.lower(j)]}));
+      parent.upper.push_back(at::cat({f[lay.upper(j)], f[lay.upper(j)]}));
+      relax.alpha.push_back(at::cat({f[lay.alpha(j)], f[lay.alpha(j)]}));  // inherited slopes
+      relax.beta.push_back(at::cat({f[lay.beta(j)], f[lay.beta(j)]}));
+    }
+    DomainBatch d{xl.expand({2 * n, xl.size(1)}), xu.expand({2 * n, xu.size(1)}), split_children(split, layer, neuron)};
+    Bounded b = bound_domains(ctx, p, std::move(d), &parent, std::move(relax), o.beta.iterations);
+    out.visited += 2 * n;
+    at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});
+    if (try_vertices(ctx, p, b, open)) return out.status = BabStatus::Falsified, out;
+    keep_open(lay, pool, b, open);
+    if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && open.numel() > 0) {
+      at::Tensor starts = minimising_vertex(b.fb.a_input.index_select(0, open), b.rows.index_select(0, open),
+                                            b.d.xl.index_select(0, open), b.d.xu.index_select(0, open));
+      AttackOptions ao = o.attack;
+      ao.seed += static_cast<uint64_t>(it);
+      BatchFn fn = [&](const at::Tensor& x) { return ctx.net.forward(x); };
+      AttackResult r = pgd_attack(fn, p.xl, p.xu, p.c, p.rhs, ao, starts.slice(0, 0, 8), [&] { return ctx.expired(); });
+      if (r.value <= 0 && ctx.confirm(r.x)) return out.status = BabStatus::Falsified, out;
+    }
+    if (Clock::now() - last_report > std::chrono::seconds(1)) {
+      if (ctx.progress)
+        ctx.progress(Progress{ctx.phase, pool.size(), out.visited,
+                              pool.size() ? pool.score().min().item<double>() : o.margin, ctx.elapsed()});
+      last_report = Clock::now();
+    }
+  }
+}
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,72 @@
+// CROWN then alpha-CROWN on the specification rows of every input box (the bounds API).
+
+#include "lirpa/verify/incomplete.h"
+
+#include <ATen/ATen.h>
+
+#include "tessera/lirpa/bounds.h"
+
+namespace tessera::lirpa::detail {
+
+std::vector<bool> proven_disjuncts(const PropertyCase& pc, const at::Tensor& g_lower, double margin) {
+  std::vector<bool> proven;
+  int64_t row = 0;
+  for (const OutputConjunction& oc : pc.disjuncts) {
+    int64_t k = oc.c.size(0);
+    // the conjunction cannot hold when one of its rows is positive everywhere: max_k g_k > margin
+    bool p = k > 0 && g_lower.slice(0, row, row + k).max().item<double>() > margin;
+    proven.push_back(p);
+    row += k;
+  }
+  return proven;
+}
+
+namespace {
+
+bool all_closed(const std::vector<std::vector<bool>>& open) {
+  for (const auto& row : open)
+    for (bool o : row)
+      if (o) return false;
+  return true;
+}
+
+void bound_stage(const Graph& graph, const Property& property, const VerifyOptions& options, Method method,
+                 std::vector<std::vector<bool>>& open, std::chrono::steady_clock::time_point deadline) {
+  BoundOptions bo;
+  bo.method = method;
+  bo.dtype = at::kDouble;
+  bo.alpha = options.alpha;
+  for (size_t c = 0; c < property.cases.size(); ++c) {
+    const PropertyCase& pc = property.cases[c];
+    bool any_open = false;
+    for (bool o : open[c]) any_open = any_open || o;
+    if (!any_open || std::chrono::steady_clock::now() >= deadline) continue;
+    at::Tensor spec = pc.spec_matrix();
+    if (spec.size(0) == 0) continue;
+    BoundsResult r = compute_bounds(graph, pc.lower, pc.upper, bo, spec);
+    at::Tensor g = r.lower.to(at::kDouble) - pc.spec_rhs().to(at::kDouble);  // lower(C y) - rhs
+    std::vector<bool> proven = proven_disjuncts(pc, g, options.margin);
+    for (size_t d = 0; d < proven.size(); ++d)
+      if (proven[d]) open[c][d] = false;
+  }
+}
+
+}  // namespace
+
+std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
+                                    std::vector<std::vector<bool>>& open, const ProgressFn& progress,
+                                    std::chrono::steady_clock::time_point start,
+                                    std::chrono::steady_clock::time_point deadline) {
+  open.clear();
+  for (const PropertyCase& pc : property.cases) open.emplace_back(pc.disjuncts.size(), true);
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  if (progress) progress(Progress{"crown", 0, 0, 0, elapsed()});
+  bound_stage(graph, property, options, Method::Crown, open, deadline);
+  if (all_closed(open)) return "crown";
+  if (!options.alpha_enabled) return "";
+  if (progress) progress(Progress{"alpha-crown", 0, 0, 0, elapsed()});
+  bound_stage(graph, property, options, Method::AlphaCrown, open, deadline);
+  return all_closed(open) ? "alpha-crown" : "";
+}
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,24 @@
+#pragma once
+// Incomplete verification: CROWN, then alpha-CROWN, on every input box's specification rows.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tessera/lirpa/verify.h"
+
+namespace tessera::lirpa::detail {
+
+/// Marks open[c][d] = false for each disjunct d of case c proven infeasible: some row k of
+/// it has lower(c_k y) - rhs_k > margin over the case's box. Returns the method that closed
+/// the last open disjunct ("crown" or "alpha-crown"), or "" when some remain open.
+std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
+                                    std::vector<std::vector<bool>>& open, const ProgressFn& progress,
+                                    std::chrono::steady_clock::time_point start,
+                                    std::chrono::steady_clock::time_point deadline);
+
+/// The disjuncts proven infeasible from lower bounds `g_lower` of the stacked rows
+/// (C y - rhs, in the order of spec_matrix()): max over each disjunct's rows > margin.
+std::vector<bool> proven_disjuncts(const PropertyCase& pc, const at::Tensor& g_lower, double margin);
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,164 @@
+// Complete verification: counterexample checking, the results file, verdicts on small
+// networks whose answer is known by construction, and a property with a counterexample
+// that must never be answered unsat.
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lirpa/verify/relu_net.h"
+#include "random_nets.h"
+#include "tessera/lirpa/verify.h"
+
+namespace tessera::lirpa {
+namespace {
+
+// y = 2 x0 - x1 as a one-layer network.
+Graph linear_net() {
+  OnnxBuilder b("x", {1, 2});
+  auto w = b.constant("w", at::tensor({2.0, -1.0}, at::kDouble).reshape({1, 2}));
+  b.set_output(b.node("Gemm", {b.input(), w}, {OnnxAttr::integer("transB", 1)}));
+  return load_onnx_bytes(b.bytes());
+}
+
+Property box_property(const std::string& outputs, int n_in, int n_out, double lo = -1, double hi = 1) {
+  std::string t;
+  for (int i = 0; i < n_in; ++i) t += "(declare-const X_" + std::to_string(i) + " Real)\n";
+  for (int i = 0; i < n_out; ++i) t += "(declare-const Y_" + std::to_string(i) + " Real)\n";
+  for (int i = 0; i < n_in; ++i) {
+    t += "(assert (>= X_" + std::to_string(i) + " " + std::to_string(lo) + "))\n";
+    t += "(assert (<= X_" + std::to_string(i) + " " + std::to_string(hi) + "))\n";
+  }
+  return parse_vnnlib(t + outputs);
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// min of y_0 over [-1, 1]^2 by a fine grid, and a Lipschitz constant bound L (product of
+// the layers' spectral norms), so that the true minimum lies in [grid_min - L h, grid_min].
+std::pair<double, double> grid_minimum(const Graph& g, int steps) {
+  at::Tensor t = at::linspace(-1, 1, steps, at::kDouble);
+  auto mesh = at::meshgrid({t, t}, "ij");
+  at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1})}, 1);
+  double m = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  return {m, 2.0 / (steps - 1) / std::sqrt(2.0)};
+}
+
+VerifyOptions quick(double timeout, SplitKind split) {
+  VerifyOptions o;
+  o.timeout = timeout;
+  o.bab.split = split;
+  o.attack.restarts = 8;
+  o.attack.steps = 20;
+  return o;
+}
+
+}  // namespace
+
+TEST(LirpaVerify, CounterexampleCheckedByForwardPass) {
+  Graph g = linear_net();
+  Property p = box_property("(assert (<= Y_0 -2.5))", 2, 1);
+  auto ce = check_counterexample(g, p, at::tensor({-1.0, 1.0}, at::kDouble));  // y = -3
+  ASSERT_TRUE(ce.has_value());
+  EXPECT_DOUBLE_EQ(ce->y.item<double>(), -3.0);
+  EXPECT_FALSE(check_counterexample(g, p, at::tensor({0.0, 0.0}, at::kDouble)));   // y = 0 > -2.5
+  EXPECT_FALSE(check_counterexample(g, p, at::tensor({-2.0, 1.0}, at::kDouble)));  // outside the box
+  EXPECT_FALSE(check_counterexample(g, p, at::tensor({NAN, 1.0}, at::kDouble)));
+  // disjunction: the second conjunction holds
+  Property q = box_property("(assert (or (and (>= Y_0 5)) (and (<= Y_0 0.5) (>= Y_0 -0.5))))", 2, 1);
+  auto ce2 = check_counterexample(g, q, at::tensor({0.1, 0.0}, at::kDouble));
+  ASSERT_TRUE(ce2.has_value());
+  EXPECT_EQ(ce2->disjunct_index, 1);
+}
+
+TEST(LirpaVerify, ResultsFileFormat) {
+  VerifyResult r;
+  r.verdict = Verdict::Sat;
+  r.counterexample = Counterexample{at::tensor({0.5, -1.0}, at::kDouble), at::tensor({2.0}, at::kDouble), 0, 0};
+  EXPECT_EQ(results_text(r), "sat\n((X_0 0.5)\n (X_1 -1)\n (Y_0 2))\n");
+  r.verdict = Verdict::Unsat;
+  EXPECT_EQ(results_text(r), "unsat\n");
+  r.verdict = Verdict::Timeout;
+  EXPECT_EQ(results_text(r), "timeout\n");
+}
+
+TEST(LirpaVerify, LinearNetDecidedByAttackAndCrown) {
+  Graph g = linear_net();
+  VerifyResult sat = verify(g, box_property("(assert (<= Y_0 -2.9))", 2, 1), quick(10, SplitKind::Auto));
+  ASSERT_EQ(sat.verdict, Verdict::Sat);
+  EXPECT_LE(sat.counterexample->y.item<double>(), -2.9);
+  VerifyResult unsat = verify(g, box_property("(assert (<= Y_0 -3.1))", 2, 1), quick(10, SplitKind::Auto));
+  EXPECT_EQ(unsat.verdict, Verdict::Unsat);
+  EXPECT_EQ(unsat.decided_by, "crown");
+}
+
+// A threshold just below the true minimum needs branch and bound to prove; one just above
+// the grid minimum has a counterexample. Both splitting modes, attack off for the proof.
+TEST(LirpaVerify, BranchAndBoundDecidesBothSidesOfTheMinimum) {
+  at::manual_seed(21);
+  Graph g = load_onnx_bytes(testing::random_mlp(2, {16, 16}, 1, "Relu"));
+  auto [gmin, h] = grid_minimum(g, 801);
+  // Lipschitz bound of y_0: product of the layers' Frobenius norms (>= spectral norms)
+  auto net = detail::extract_relu_net(g);
+  ASSERT_TRUE(net.has_value());
+  double lip = 1;
+  for (const at::Tensor& w : net->w) lip *= w.norm().item<double>();
+  double below = gmin - lip * h - 0.02;  // certainly below the true minimum
+  BoundOptions crown;
+  at::Tensor root = compute_bounds(g, -at::ones({2}, at::kDouble), at::ones({2}, at::kDouble), crown).lower;
+  ASSERT_LT(root[0].item<double>(), below);  // CROWN alone cannot prove it
+  for (SplitKind split : {SplitKind::Input, SplitKind::Relu}) {
+    VerifyOptions o = quick(30, split);
+    o.attack.enabled = false;
+    o.alpha_enabled = false;
+    // ReLU splitting on a 2-d input converges slower: a threshold halfway to CROWN's bound
+    double t = split == SplitKind::Input ? below : (below + root[0].item<double>()) / 2;
+    VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(t) + "))", 2, 1), o);
+    EXPECT_EQ(r.verdict, Verdict::Unsat) << split_kind_name(split) << " " << r.reason;
+    o.attack.enabled = split == SplitKind::Relu;  // ReLU domains are not boxes: PGD finds their points
+    VerifyResult s = verify(g, box_property("(assert (<= Y_0 " + num(gmin + 1e-3) + "))", 2, 1), o);
+    ASSERT_EQ(s.verdict, Verdict::Sat) << split_kind_name(split) << " " << s.reason;
+    EXPECT_TRUE(check_counterexample(g, box_property("(assert (<= Y_0 " + num(gmin + 1e-3) + "))", 2, 1),
+                                     s.counterexample->x).has_value());
+  }
+}
+
+// Properties with a counterexample by construction (the output at a known point): the
+// answer may be sat or timeout, never unsat, whatever the splitting and attack settings.
+TEST(LirpaVerify, KnownCounterexampleIsNeverUnsat) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    at::manual_seed(seed);
+    Graph g = load_onnx_bytes(testing::random_mlp(3, {12, 12}, 2, "Relu"));
+    at::Tensor x0 = at::rand({1, 3}, at::kDouble) * 1.6 - 0.8;
+    at::Tensor y0 = g.forward(x0, at::kDouble)[0];
+    // unsafe: Y_0 <= y0_0 and Y_1 >= y0_1 (x0 satisfies both)
+    Property p = box_property("(assert (<= Y_0 " + num(y0[0].item<double>()) + "))\n(assert (>= Y_1 " +
+                                  num(y0[1].item<double>()) + "))",
+                              3, 2);
+    ASSERT_TRUE(check_counterexample(g, p, x0[0]).has_value());
+    for (SplitKind split : {SplitKind::Input, SplitKind::Relu}) {
+      for (bool attack : {true, false}) {
+        VerifyOptions o = quick(3, split);
+        o.attack.enabled = attack;
+        VerifyResult r = verify(g, p, o);
+        EXPECT_NE(r.verdict, Verdict::Unsat) << "seed " << seed << " " << split_kind_name(split);
+        if (r.verdict == Verdict::Sat) EXPECT_TRUE(check_counterexample(g, p, r.counterexample->x).has_value());
+      }
+    }
+  }
+}
+
+TEST(LirpaVerify, NonChainNetworkStopsAtIncompleteVerification) {
+  at::manual_seed(5);
+  Graph g = load_onnx_bytes(testing::random_residual(3));
+  VerifyOptions o = quick(5, SplitKind::Auto);
+  VerifyResult r = verify(g, box_property("(assert (<= Y_0 -1000))", 3, static_cast<int>(g.output_size())), o);
+  EXPECT_EQ(r.verdict, Verdict::Unsat);  // far below every output: CROWN proves it
+}
+
+}  // namespace tessera::lirpa
