@@ -7,12 +7,14 @@ namespace tessera::app {
 
 void add_bench_bounds(CLI::App& bench, CommandBody& body);
 void add_bench_dist_cg(CLI::App& bench, CommandBody& body);
+void add_bench_amg(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
   cmd->require_subcommand(1);
   add_bench_bounds(*cmd, body);
   add_bench_dist_cg(*cmd, body);
+  add_bench_amg(*cmd, body);
 }
 
 }  // namespace tessera::app
