@@ -60,6 +60,19 @@ function(tessera_link_sla_backends target)
   target_compile_definitions(${target} ${scope}
     TESSERA_WITH_EIGEN=1 TESSERA_WITH_CHOLMOD=1 TESSERA_WITH_UMFPACK=1 TESSERA_WITH_SUPERLU=1
     TESSERA_WITH_METIS=1)
+  # hypre (libhypre-dev, built with MPI): optional; BoomerAMG throws NotCompiled without it.
+  # The define is set on the two files that use it, so adding hypre rebuilds nothing else.
+  find_path(HYPRE_INCLUDE_DIR HYPRE.h PATH_SUFFIXES hypre)
+  find_library(HYPRE_LIBRARY HYPRE)
+  if(HYPRE_INCLUDE_DIR AND HYPRE_LIBRARY)
+    target_link_libraries(${target} ${scope} ${HYPRE_LIBRARY} MPI::MPI_CXX)
+    set_source_files_properties(
+      ${TESSERA_ROOT}/src/sla/backends/hypre/boomeramg.cpp
+      ${TESSERA_ROOT}/src/sla/precond/native_preconditioner.cpp
+      PROPERTIES COMPILE_DEFINITIONS TESSERA_WITH_HYPRE=1 INCLUDE_DIRECTORIES ${HYPRE_INCLUDE_DIR})
+  else()
+    message(STATUS "hypre not found: the BoomerAMG preconditioner is not compiled in")
+  endif()
 endfunction()
 
 # Model and property input: ONNX (protobuf), YAML configs.

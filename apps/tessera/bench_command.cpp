@@ -9,6 +9,7 @@ void add_bench_bounds(CLI::App& bench, CommandBody& body);
 void add_bench_dist_cg(CLI::App& bench, CommandBody& body);
 void add_bench_adjoint_memory(CLI::App& bench, CommandBody& body);
 void add_bench_inverse(CLI::App& bench, CommandBody& body);
+void add_bench_amg(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
@@ -17,6 +18,7 @@ void add_bench_command(CLI::App& app, CommandBody& body) {
   add_bench_dist_cg(*cmd, body);
   add_bench_adjoint_memory(*cmd, body);
   add_bench_inverse(*cmd, body);
+  add_bench_amg(*cmd, body);
 }
 
 }  // namespace tessera::app

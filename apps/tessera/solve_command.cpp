@@ -54,8 +54,9 @@ void add_solve_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--method", o->method, "auto, cholesky, ldlt, lu, cg, bicgstab, gmres, minres")
       ->check(CLI::IsMember({"auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres"}));
   cmd->add_option("--preconditioner", o->preconditioner,
-                  "Krylov preconditioner: jacobi, none, or block-jacobi (distributed runs)")
-      ->check(CLI::IsMember({"jacobi", "none", "block-jacobi"}));
+                  "Krylov preconditioner: jacobi, none, block-jacobi (distributed runs), amg, ic0, ilu0, "
+                  "boomeramg (native Krylov, one process)")
+      ->check(CLI::IsMember({"jacobi", "none", "block-jacobi", "amg", "ic0", "ilu0", "boomeramg"}));
   cmd->add_option("--rtol", o->rtol, "Krylov relative tolerance (default 1e-10)");
   cmd->add_option("--atol", o->atol, "Krylov absolute tolerance (default 0)");
   cmd->add_option("--maxiter", o->maxiter, "Krylov iteration limit (default 10 n, at most 100000)");

@@ -22,9 +22,7 @@ sla::SolveOptions to_solve_options(const SolveCommandOptions& o) {
   options.rtol = o.rtol;
   options.atol = o.atol;
   options.maxiter = o.maxiter;
-  options.preconditioner = o.preconditioner == "none"           ? sla::Preconditioner::None
-                           : o.preconditioner == "block-jacobi" ? sla::Preconditioner::BlockJacobi
-                                                                : sla::Preconditioner::Jacobi;
+  options.preconditioner = sla::parse_preconditioner(o.preconditioner);
   return options;
 }
 

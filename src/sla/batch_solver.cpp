@@ -9,6 +9,7 @@
 
 #include "sla/backend_lookup.h"
 #include "sla/backends/native/krylov.h"
+#include "sla/precond/native_preconditioner.h"
 #include "tessera/core/error.h"
 #include "tessera/core/threads.h"
 #include "tessera/sla/backends/iterative_backend.h"
@@ -72,6 +73,11 @@ BatchSolver::BatchSolver(const SparseTensor& a, const SolveOptions& options)
                            (choice_.backend == "eigen" && (e.method == Method::CG || e.method == Method::BiCGStab));
     if (iterative) {
       e.diagonal = diagonals[i];
+      if (NativePreconditioner::handles(options_.preconditioner)) {
+        TESSERA_CHECK(choice_.backend == "native", Unsupported, "preconditioner '",
+                      to_string(options_.preconditioner), "' is for the native Krylov solvers, not ", choice_.backend);
+        e.preconditioner = NativePreconditioner::build(csr_of(a_, i), options_, props.symmetric);   // set-up once
+      }
     } else {
       prepare_direct(i, e);
     }
@@ -156,12 +162,21 @@ at::Tensor BatchSolver::solve_native(int64_t index, const at::Tensor& b, bool tr
     return r.x;
   }
   const LinearOperator op = csr_operator(a_, index, transpose);
+  const LinearOperator* pc = e.preconditioner ? &e.preconditioner->op(transpose) : nullptr;
+  if (e.preconditioner && e.preconditioner->status() != SolveStatus::Converged) {   // set-up broke down
+    info.backend = "native";
+    info.method = e.method;
+    info.status = e.preconditioner->status();
+    info.message = e.preconditioner->message();
+    info.residual = std::numeric_limits<double>::infinity();
+    return at::full_like(b, std::numeric_limits<double>::quiet_NaN());
+  }
   std::vector<at::Tensor> columns;
   for (int64_t c = 0; c < b.size(1); ++c) {
     SolveOptions opts = options_;
     opts.method = e.method;
     SolveInfo part;
-    at::Tensor x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part);
+    at::Tensor x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part, nullptr, pc);
     // Properties were a guess: CG -> MINRES on negative curvature, BiCGStab -> GMRES on breakdown.
     const bool retry = choice_.allow_fallback &&
                        ((e.method == Method::CG && part.status == SolveStatus::NotPositiveDefinite) ||
@@ -170,7 +185,7 @@ at::Tensor BatchSolver::solve_native(int64_t index, const at::Tensor& b, bool tr
       e.method = e.method == Method::CG ? Method::MINRES : Method::GMRES;
       opts.method = e.method;
       part = SolveInfo{};
-      x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part);
+      x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part, nullptr, pc);
     }
     merge_info(info, part);
     columns.push_back(x);

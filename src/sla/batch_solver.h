@@ -14,6 +14,8 @@
 
 namespace tessera::sla::detail {
 
+class NativePreconditioner;
+
 class BatchSolver {
  public:
   BatchSolver(const SparseTensor& a, const SolveOptions& options);
@@ -29,6 +31,7 @@ class BatchSolver {
     std::unique_ptr<Factorization> factor;   // direct backends
     Method method = Method::Auto;            // the method that ran (after any fallback)
     at::Tensor diagonal;                     // native Krylov: Jacobi
+    std::shared_ptr<NativePreconditioner> preconditioner;   // native Krylov: AMG, IC(0), ILU(0), BoomerAMG
     std::string message;
   };
   void prepare_direct(int64_t index, Element& e);

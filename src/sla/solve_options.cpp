@@ -34,8 +34,22 @@ const char* to_string(Preconditioner preconditioner) {
     case Preconditioner::None: return "none";
     case Preconditioner::Jacobi: return "jacobi";
     case Preconditioner::BlockJacobi: return "block-jacobi";
+    case Preconditioner::AMG: return "amg";
+    case Preconditioner::IC0: return "ic0";
+    case Preconditioner::ILU0: return "ilu0";
+    case Preconditioner::BoomerAMG: return "boomeramg";
   }
   return "unknown";
+}
+
+Preconditioner parse_preconditioner(const std::string& name) {
+  for (Preconditioner p : {Preconditioner::None, Preconditioner::Jacobi, Preconditioner::BlockJacobi,
+                           Preconditioner::AMG, Preconditioner::IC0, Preconditioner::ILU0,
+                           Preconditioner::BoomerAMG}) {
+    if (name == to_string(p)) return p;
+  }
+  TESSERA_THROW(InvalidInput, "unknown preconditioner '", name,
+                "'; expected one of none, jacobi, block-jacobi, amg, ic0, ilu0, boomeramg");
 }
 
 Method parse_method(const std::string& name) {

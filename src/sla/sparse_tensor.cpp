@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "sla/kernels/csr_kernels.h"
@@ -25,6 +26,32 @@ at::ScalarType index_type(int64_t rows, int64_t cols, int64_t nnz) {
   return (rows < kInt32Max && cols < kInt32Max && nnz < kInt32Max) ? at::kInt : at::kLong;
 }
 
+/// row_ptr non-decreasing from 0 to nnz; columns in [0, cols), strictly increasing in each row.
+template <typename I>
+void check_csr_pattern(const at::Tensor& row_ptr, const at::Tensor& col_idx, int64_t rows, int64_t cols) {
+  const I* rp = row_ptr.data_ptr<I>();
+  const I* ci = col_idx.data_ptr<I>();
+  const int64_t nnz = col_idx.size(0);
+  TESSERA_CHECK(rp[0] == 0 && static_cast<int64_t>(rp[rows]) == nnz, InvalidInput,
+                "row_ptr must start at 0 and end at nnz = ", nnz);
+  int64_t bad_order = -1, bad_range = -1, bad_sort = -1;
+#pragma omp parallel for schedule(static) reduction(max : bad_order) if (rows > 65536)
+  for (int64_t i = 0; i < rows; ++i) {
+    if (rp[i + 1] < rp[i]) bad_order = std::max(bad_order, i);
+  }
+  TESSERA_CHECK(bad_order < 0, InvalidInput, "row_ptr must be non-decreasing (row ", bad_order, ")");
+#pragma omp parallel for schedule(static) reduction(max : bad_range, bad_sort) if (rows > 65536)
+  for (int64_t i = 0; i < rows; ++i) {
+    for (I p = rp[i]; p < rp[i + 1]; ++p) {
+      if (ci[p] < 0 || ci[p] >= cols) bad_range = std::max(bad_range, i);
+      if (p > rp[i] && ci[p] <= ci[p - 1]) bad_sort = std::max(bad_sort, i);
+    }
+  }
+  TESSERA_CHECK(bad_range < 0, InvalidInput, "column index out of range [0, ", cols, ") in row ", bad_range);
+  TESSERA_CHECK(bad_sort < 0, InvalidInput,
+                "column indices must be sorted and unique within each row (use from_coo); row ", bad_sort);
+}
+
 }  // namespace
 
 SparseTensor::SparseTensor(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, int64_t rows, int64_t cols)
@@ -43,19 +70,14 @@ SparseTensor SparseTensor::from_csr(const at::Tensor& row_ptr, const at::Tensor&
                 "row_ptr must have rows + 1 = ", rows + 1, " entries, got ", row_ptr.sizes());
   TESSERA_CHECK(col_idx.dim() == 1 && col_idx.size(0) == values.size(-1), DimensionMismatch,
                 "col_idx has ", col_idx.numel(), " entries but values have nnz = ", values.size(-1));
-  at::Tensor rp = row_ptr.to(at::kCPU, at::kLong), ci = col_idx.to(at::kCPU, at::kLong);
-  const int64_t nnz = ci.size(0);
-  TESSERA_CHECK(rp[0].item<int64_t>() == 0 && rp[rows].item<int64_t>() == nnz, InvalidInput,
-                "row_ptr must start at 0 and end at nnz = ", nnz);
-  TESSERA_CHECK(rows == 0 || (rp.narrow(0, 1, rows) >= rp.narrow(0, 0, rows)).all().item<bool>(), InvalidInput,
-                "row_ptr must be non-decreasing");
-  if (nnz > 0) {
-    TESSERA_CHECK((ci >= 0).all().item<bool>() && (ci < cols).all().item<bool>(), InvalidInput,
-                  "column index out of range [0, ", cols, ")");
-    // Within a row, columns strictly increase: key = row * cols + col strictly increases overall.
-    at::Tensor key = detail::csr_row_indices(rp, nnz) * cols + ci;
-    TESSERA_CHECK(nnz == 1 || (key.narrow(0, 1, nnz - 1) > key.narrow(0, 0, nnz - 1)).all().item<bool>(),
-                  InvalidInput, "column indices must be sorted and unique within each row (use from_coo)");
+  // Indices keep their type (int32 stays int32): no int64 copy of a large pattern.
+  const at::ScalarType itype = row_ptr.scalar_type() == at::kInt && col_idx.scalar_type() == at::kInt ? at::kInt
+                                                                                                      : at::kLong;
+  at::Tensor rp = row_ptr.to(at::kCPU, itype).contiguous(), ci = col_idx.to(at::kCPU, itype).contiguous();
+  if (itype == at::kInt) {
+    check_csr_pattern<int32_t>(rp, ci, rows, cols);
+  } else {
+    check_csr_pattern<int64_t>(rp, ci, rows, cols);
   }
   return SparseTensor(rp, ci, values, rows, cols);
 }

@@ -20,7 +20,21 @@ enum class Method { Auto, Cholesky, LDLT, LU, CG, BiCGStab, GMRES, MINRES };
 
 /// Jacobi: M = diag(A). BlockJacobi (distributed solves): M = each rank's diagonal block
 /// of A, factorised by a direct backend; on one process it is a direct solve.
-enum class Preconditioner { None, Jacobi, BlockJacobi };
+/// AMG: one V-cycle of tessera's smoothed-aggregation multigrid (SPD A, CG).
+/// IC0 / ILU0: incomplete Cholesky (SPD A) / LU without fill, by triangular solves.
+/// BoomerAMG: one V-cycle of hypre's BoomerAMG (when built with hypre).
+/// The native Krylov solvers of one process take all of them; set-up happens once per
+/// solve() and is reused by the adjoint solve of the backward pass.
+enum class Preconditioner { None, Jacobi, BlockJacobi, AMG, IC0, ILU0, BoomerAMG };
+
+/// Parameters of Preconditioner::AMG.
+struct AmgOptions {
+  double strength = 0.08;       ///< a_ij is strong when |a_ij| >= strength sqrt(|a_ii a_jj|)
+  int smoother_degree = 2;      ///< Chebyshev degree of the pre- and post-smoothing
+  double smoother_ratio = 30;   ///< Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]
+  int64_t coarse_size = 300;    ///< coarsen until a level has at most this many rows
+  int max_levels = 25;
+};
 
 enum class SolveStatus {
   Converged,     ///< direct solve succeeded, or the Krylov residual met the tolerance
@@ -38,6 +52,7 @@ struct SolveOptions {
   int64_t maxiter = 0;           ///< Krylov: 0 means 10 n (capped at 100000)
   Preconditioner preconditioner = Preconditioner::Jacobi;
   int64_t gmres_restart = 50;
+  AmgOptions amg;
 };
 
 struct SolveInfo {
@@ -52,6 +67,8 @@ struct SolveInfo {
 const char* to_string(Method method);
 const char* to_string(SolveStatus status);
 const char* to_string(Preconditioner preconditioner);
+/// Parses "none", "jacobi", "block-jacobi", "amg", "ic0", "ilu0", "boomeramg".
+Preconditioner parse_preconditioner(const std::string& name);
 /// Parses "auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres";
 /// throws InvalidInput naming the accepted values otherwise.
 Method parse_method(const std::string& name);

@@ -92,12 +92,12 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
     info.residual = 1.0;
     return x;
   }
-  Jacobi m = make_jacobi(diagonal, options.method, options.preconditioner);
-  if (options.preconditioner == Preconditioner::BlockJacobi) {
-    TESSERA_CHECK(block_preconditioner != nullptr, Unsupported,
-                  "block-Jacobi preconditioning is for distributed solves; use jacobi on one process");
-    m.block = *block_preconditioner;
-  }
+  const bool plain = options.preconditioner == Preconditioner::None || options.preconditioner == Preconditioner::Jacobi;
+  TESSERA_CHECK(plain || block_preconditioner != nullptr, Unsupported, "preconditioner '",
+                to_string(options.preconditioner), "' is not available here (block-jacobi is for distributed "
+                "solves; amg, ic0, ilu0, boomeramg for single-process solve())");
+  Jacobi m = plain ? make_jacobi(diagonal, options.method, options.preconditioner) : Jacobi{};
+  if (!plain) m.block = *block_preconditioner;                         // M^{-1} r = block(r)
   KrylovResult result;
   while (true) {
     params.maxiter = maxiter - info.iterations;

@@ -1,0 +1,135 @@
+// `tessera bench amg`: the set-up preconditioners of the native Krylov solvers against
+// CG + Jacobi in the same run: AMG-CG on 2D Poisson over sizes, 3D Poisson, MINRES on a
+// shifted (indefinite) Laplacian, GMRES + ILU(0) on convection-diffusion, IC(0) and hypre's
+// BoomerAMG where compiled. `tessera bench scale`: one large AMG-CG solve with its memory.
+// One JSON line per solve.
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
+#include "tessera/sla/generators.h"
+#include "tessera/sla/preconditioners.h"
+#include "tessera/sla/solve.h"
+
+namespace tessera::app {
+namespace {
+
+struct AmgBenchOptions {
+  std::vector<int64_t> grids;       // 2D grid sides; empty: 256 512 1024 2048 4096
+  std::string only;                 // run one case: poisson2d, jacobi, poisson3d, minres, gmres, ic0, boomeramg
+  double rtol = 1e-8;
+  int64_t n3d = 100;                // 3D grid side (1M DOF)
+  int64_t n_indefinite = 256;
+  int64_t n_convection = 512;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double one = 0;
+  f >> one;
+  return one;
+}
+
+/// Solves A x = b once and prints a JSON line; returns the total seconds.
+double run_case(const std::string& name, const sla::SparseTensor& a, sla::Method method, sla::Preconditioner pc,
+                double rtol, nlohmann::json extra = {}) {
+  at::manual_seed(1);
+  const at::Tensor b = at::rand({a.rows()}, at::kDouble);
+  sla::SolveOptions o;
+  o.backend = "native";
+  o.method = method;
+  o.preconditioner = pc;
+  o.rtol = rtol;
+  o.maxiter = 100000;
+  nlohmann::json line = {{"bench", "amg"}, {"case", name}, {"dof", a.rows()}, {"nnz", a.nnz()},
+                         {"method", sla::to_string(method)}, {"preconditioner", sla::to_string(pc)},
+                         {"rtol", rtol}, {"threads", at::get_num_threads()}, {"load_average", load_average()}};
+  if (pc != sla::Preconditioner::None && pc != sla::Preconditioner::Jacobi) {   // set-up alone, timed apart
+    const sla::PreconditionerSetup setup = sla::setup_preconditioner(a, o);
+    line["setup_seconds"] = setup.seconds;
+    line["setup"] = setup.summary;
+  }
+  core::MemoryLedger::reset_peak();
+  const int64_t base = core::MemoryLedger::current_bytes();
+  auto t0 = std::chrono::steady_clock::now();
+  auto [x, info] = sla::solve(a, b, o);
+  const double total = seconds_since(t0);
+  line["seconds_to_solution"] = total;
+  line["iterations"] = info.iterations;
+  line["residual"] = info.residual;
+  line["status"] = sla::to_string(info.status);
+  line["peak_bytes_in_solve"] = core::MemoryLedger::peak_bytes() - base;
+  for (auto& [k, v] : extra.items()) line[k] = v;
+  std::cout << line.dump() << std::endl;
+  return total;
+}
+
+int run_amg_bench(const AmgBenchOptions& o) {
+  using sla::Method;
+  using sla::Preconditioner;
+  auto want = [&](const char* c) { return o.only.empty() || o.only == c; };
+  std::vector<int64_t> grids = o.grids.empty() ? std::vector<int64_t>{256, 512, 1024, 2048, 4096} : o.grids;
+  for (int64_t n : grids) {
+    const sla::SparseTensor a = sla::poisson2d(n);
+    double amg = 0;
+    if (want("poisson2d")) amg = run_case("poisson2d", a, Method::CG, Preconditioner::AMG, o.rtol, {{"grid", n}});
+    if (n == 1024 && want("jacobi")) {   // the peer of the 5x target, same run
+      const double jac = run_case("poisson2d", a, Method::CG, Preconditioner::Jacobi, o.rtol, {{"grid", n}});
+      if (amg > 0) std::cout << nlohmann::json{{"bench", "amg"}, {"case", "speedup_vs_jacobi"}, {"grid", n},
+                                               {"ratio", jac / amg}}.dump() << std::endl;
+    }
+    if (n == 1024 && want("ic0")) run_case("poisson2d", a, Method::CG, Preconditioner::IC0, o.rtol, {{"grid", n}});
+    if (n == 1024 && want("boomeramg")) {
+      try {
+        run_case("poisson2d", a, Method::CG, Preconditioner::BoomerAMG, o.rtol, {{"grid", n}});
+      } catch (const NotCompiled& e) {
+        std::cerr << "boomeramg skipped: " << e.what() << "\n";
+      }
+    }
+  }
+  if (want("poisson3d")) {
+    run_case("poisson3d", sla::poisson3d(o.n3d), Method::CG, Preconditioner::AMG, o.rtol, {{"grid", o.n3d}});
+  }
+  if (want("minres")) {   // L - sigma I with sigma between eigenvalues: indefinite
+    const double sigma = 0.01;
+    const auto h = sla::shifted_laplacian2d(o.n_indefinite, sigma);
+    run_case("shifted_laplacian2d", h, Method::MINRES, Preconditioner::Jacobi, o.rtol,
+             {{"grid", o.n_indefinite}, {"shift", sigma}});
+  }
+  if (want("gmres")) {
+    const auto c = sla::convection_diffusion2d(o.n_convection, 200.0, 100.0);
+    for (Preconditioner pc : {Preconditioner::ILU0, Preconditioner::Jacobi}) {
+      run_case("convection_diffusion2d", c, Method::GMRES, pc, o.rtol,
+               {{"grid", o.n_convection}, {"wind", {200.0, 100.0}}});
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_amg(CLI::App& bench, CommandBody& body) {
+  auto o = std::make_shared<AmgBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand("amg", "AMG / IC(0) / ILU(0) preconditioned Krylov solves vs CG + Jacobi");
+  cmd->add_option("--n", o->grids, "2D grid sides (n^2 unknowns); default 256 512 1024 2048 4096");
+  cmd->add_option("--case", o->only, "only this case: poisson2d, jacobi, ic0, boomeramg, poisson3d, minres, gmres");
+  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(CLI::PositiveNumber);
+  cmd->add_option("--n3d", o->n3d, "3D grid side")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  cmd->callback([o, &body] { body = [o] { return run_amg_bench(*o); }; });
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,65 @@
+#pragma once
+// Smoothed-aggregation algebraic multigrid (Vanek, Mandel, Brezina 1996) as a Krylov
+// preconditioner. Set-up on the CPU: strength of connection, greedy aggregation, tentative
+// prolongator (the constant vector, normalised per aggregate), one damped-Jacobi smoothing
+// step P = (I - w D^{-1} A) T, and the Galerkin coarse operator A_c = P^T A P by a fused
+// sparse triple product. The hierarchy is a list of CSR tensors; the V-cycle (Chebyshev
+// smoothing, a dense coarsest solve) is written in ATen ops, so it runs where the tensors are.
+//
+//   AmgHierarchy h = build_amg(csr_of(A, 0), AmgOptions{});
+//   at::Tensor z = h.vcycle(r);   // z ~= A^{-1} r, a symmetric positive definite map for SPD A
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "sla/precond/csr_data.h"
+#include "tessera/sla/solve_options.h"
+
+namespace tessera::sla::detail {
+
+struct AmgLevel {
+  CsrData a;              ///< operator of this level
+  CsrData p;              ///< prolongator to this level from the next coarser one (not on the last level)
+  CsrData r;              ///< restriction R = P^T
+  at::Tensor inv_diag;    ///< 1 / a_ii (smoother)
+  double lambda_max = 0;  ///< estimate of the largest eigenvalue of D^{-1} A
+};
+
+class AmgHierarchy {
+ public:
+  AmgHierarchy() = default;
+  AmgHierarchy(std::vector<AmgLevel> levels, at::Tensor coarse_inverse, AmgOptions options);
+
+  /// One V-cycle from a zero initial guess: z = B r, B symmetric when A is.
+  at::Tensor vcycle(const at::Tensor& r) const;
+
+  const std::vector<AmgLevel>& levels() const { return levels_; }
+  /// Dense inverse of the coarsest operator (undefined when that level is too large: then it
+  /// is only smoothed).
+  const at::Tensor& coarse_inverse() const { return coarse_inverse_; }
+  /// sum of nnz over levels / nnz of the finest level.
+  double operator_complexity() const;
+  /// Bytes held by the hierarchy's tensors (excluding the finest operator, owned by the caller).
+  int64_t bytes() const;
+
+ private:
+  at::Tensor cycle(size_t level, const at::Tensor& b) const;
+  at::Tensor smooth(const AmgLevel& level, const at::Tensor& b, const at::Tensor& x) const;
+
+  std::vector<AmgLevel> levels_;
+  at::Tensor coarse_inverse_;
+  AmgOptions options_;
+};
+
+/// Builds the hierarchy of the square matrix `a` (non-zero diagonal required).
+AmgHierarchy build_amg(const CsrData& a, const AmgOptions& options);
+
+/// Aggregate of every row of `a` (-1: a row with no strong connection, left out of the
+/// coarse space); returns the number of aggregates. Exposed for tests.
+int64_t aggregate(const CsrData& a, double strength, std::vector<int64_t>& aggregate_of);
+
+/// Largest eigenvalue of D^{-1} A estimated by `steps` power iterations.
+double estimate_lambda_max(const CsrData& a, const at::Tensor& inv_diag, int steps);
+
+}  // namespace tessera::sla::detail

@@ -1,0 +1,66 @@
+// The V-cycle of the smoothed-aggregation hierarchy, in ATen ops (any device).
+
+#include <ATen/ATen.h>
+
+#include "sla/precond/amg.h"
+
+namespace tessera::sla::detail {
+
+AmgHierarchy::AmgHierarchy(std::vector<AmgLevel> levels, at::Tensor coarse_inverse, AmgOptions options)
+    : levels_(std::move(levels)), coarse_inverse_(std::move(coarse_inverse)), options_(options) {}
+
+at::Tensor AmgHierarchy::vcycle(const at::Tensor& r) const { return cycle(0, r); }
+
+/// Chebyshev smoothing of A x = b on the operator D^{-1} A over [lambda_max / ratio, lambda_max]
+/// (Saad, Iterative Methods, Alg. 12.1); `x` undefined means a zero initial guess. The
+/// polynomial is fixed, so pre- and post-smoothing together keep the V-cycle symmetric.
+at::Tensor AmgHierarchy::smooth(const AmgLevel& level, const at::Tensor& b, const at::Tensor& x0) const {
+  const double upper = level.lambda_max, lower = level.lambda_max / options_.smoother_ratio;
+  const double theta = 0.5 * (upper + lower), delta = 0.5 * (upper - lower);
+  const double sigma = theta / delta;
+  double rho = 1.0 / sigma;
+  at::Tensor r = x0.defined() ? (b - level.a.apply(x0)) * level.inv_diag   // r = D^{-1} (b - A x)
+                              : b * level.inv_diag;
+  at::Tensor d = r / theta;                                                 // d = r / theta
+  at::Tensor x = x0.defined() ? x0 + d : d.clone();                         // x = x + d
+  for (int k = 1; k < options_.smoother_degree; ++k) {
+    r.sub_(level.a.apply(d) * level.inv_diag);                              // r = r - D^{-1} A d
+    const double rho_next = 1.0 / (2.0 * sigma - rho);
+    d.mul_(rho_next * rho).add_(r, 2.0 * rho_next / delta);                 // d = rho' rho d + 2 rho' / delta r
+    rho = rho_next;
+    x.add_(d);                                                              // x = x + d
+  }
+  return x;
+}
+
+at::Tensor AmgHierarchy::cycle(size_t l, const at::Tensor& b) const {
+  const AmgLevel& level = levels_[l];
+  if (l + 1 == levels_.size()) {
+    if (coarse_inverse_.defined()) return at::mv(coarse_inverse_, b);      // x = A_c^{-1} b
+    return smooth(level, b, smooth(level, b, {}));                          // too large for a dense solve
+  }
+  at::Tensor x = smooth(level, b, {});                                      // pre-smoothing
+  at::Tensor rc = level.r.apply(b - level.a.apply(x));                      // r_c = R (b - A x)
+  at::Tensor ec = cycle(l + 1, rc);                                         // e_c = V(A_c, r_c)
+  x.add_(level.p.apply(ec));                                                // x = x + P e_c
+  return smooth(level, b, x);                                               // post-smoothing
+}
+
+double AmgHierarchy::operator_complexity() const {
+  double total = 0;
+  for (const auto& level : levels_) total += static_cast<double>(level.a.nnz());
+  return levels_.empty() ? 0.0 : total / static_cast<double>(levels_.front().a.nnz());
+}
+
+int64_t AmgHierarchy::bytes() const {
+  auto size = [](const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
+  auto csr = [&](const CsrData& m) { return size(m.row_ptr) + size(m.col_idx) + size(m.values); };
+  int64_t total = size(coarse_inverse_);
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    if (l > 0) total += csr(levels_[l].a);
+    total += csr(levels_[l].p) + csr(levels_[l].r) + size(levels_[l].inv_diag);
+  }
+  return total;
+}
+
+}  // namespace tessera::sla::detail

@@ -1,0 +1,221 @@
+// Set-up of the smoothed-aggregation hierarchy: aggregation, prolongators, coarse operators.
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "sla/precond/amg.h"
+#include "tessera/core/error.h"
+
+namespace tessera::sla::detail {
+namespace {
+
+/// Largest coarsest level solved by a dense inverse; a larger one (coarsening stalled) is smoothed.
+constexpr int64_t kDenseLimit = 2000;
+
+template <typename F>
+void with_index_type(at::ScalarType t, F&& f) {
+  if (t == at::kInt) {
+    f.template operator()<int32_t>();
+  } else {
+    f.template operator()<int64_t>();
+  }
+}
+
+/// Greedy aggregation in three passes over the strength graph
+/// (j strong for i when |a_ij| >= theta sqrt(|a_ii a_jj|), j != i).
+template <typename I>
+int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg) {
+  const I* rp = a.row_ptr.data_ptr<I>();
+  const I* ci = a.col_idx.data_ptr<I>();
+  const double* va = a.values.data_ptr<double>();
+  const at::Tensor diag = a.diagonal();
+  const double* d = diag.data_ptr<double>();
+  const int64_t n = a.rows;
+  auto strong = [&](int64_t i, I p) {
+    const int64_t j = ci[p];
+    return j != i && va[p] != 0.0 && std::abs(va[p]) >= theta * std::sqrt(std::abs(d[i] * d[j]));
+  };
+  agg.assign(n, -1);
+  int64_t count = 0;
+  // Pass 1: a node whose strong neighbours are all free starts an aggregate with them.
+  for (int64_t i = 0; i < n; ++i) {
+    if (agg[i] >= 0) continue;
+    bool free = true, any = false;
+    for (I p = rp[i]; p < rp[i + 1] && free; ++p) {
+      if (!strong(i, p)) continue;
+      any = true;
+      free = agg[ci[p]] < 0;
+    }
+    if (!free || !any) continue;
+    agg[i] = count;
+    for (I p = rp[i]; p < rp[i + 1]; ++p) {
+      if (strong(i, p)) agg[ci[p]] = count;
+    }
+    ++count;
+  }
+  // Pass 2: a free node joins the pass-1 aggregate it is most strongly connected to.
+  std::vector<int64_t> join(n, -1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (agg[i] >= 0) continue;
+    double best = 0.0;
+    for (I p = rp[i]; p < rp[i + 1]; ++p) {
+      if (strong(i, p) && agg[ci[p]] >= 0 && std::abs(va[p]) > best) {
+        best = std::abs(va[p]);
+        join[i] = agg[ci[p]];
+      }
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (join[i] >= 0) agg[i] = join[i];
+  }
+  // Pass 3: what is left forms aggregates with its free strong neighbours; isolated rows
+  // (no strong connection) stay out of the coarse space and are handled by the smoother.
+  for (int64_t i = 0; i < n; ++i) {
+    if (agg[i] >= 0) continue;
+    bool any = false;
+    for (I p = rp[i]; p < rp[i + 1]; ++p) {
+      if (strong(i, p) && agg[ci[p]] < 0) { agg[ci[p]] = count; any = true; }
+    }
+    if (any) agg[i] = count++;
+  }
+  return count;
+}
+
+/// P = (I - w D^{-1} A) T with T(i, agg(i)) = 1 / sqrt(|aggregate|): the tentative prolongator
+/// of the constant near-null-space vector, smoothed by one damped Jacobi step.
+CsrData smoothed_prolongator(const CsrData& a, const at::Tensor& inv_diag, double lambda_max,
+                             const std::vector<int64_t>& agg, int64_t coarse) {
+  const int64_t n = a.rows;
+  std::vector<int64_t> size(coarse, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (agg[i] >= 0) ++size[agg[i]];
+  }
+  const at::ScalarType itype = a.row_ptr.scalar_type();
+  at::Tensor trp = at::empty({n + 1}, itype);
+  std::vector<int64_t> cols;
+  std::vector<double> vals;
+  cols.reserve(n);
+  vals.reserve(n);
+  with_index_type(itype, [&]<typename I>() {
+    I* rp = trp.data_ptr<I>();
+    rp[0] = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (agg[i] >= 0) {
+        cols.push_back(agg[i]);
+        vals.push_back(1.0 / std::sqrt(static_cast<double>(size[agg[i]])));   // T(i, agg(i))
+      }
+      rp[i + 1] = static_cast<I>(cols.size());
+    }
+  });
+  CsrData t{trp, at::tensor(cols, at::kLong).to(itype), at::tensor(vals, at::kDouble), n, coarse};
+  CsrData p = csr_multiply(a, t);                                              // A T
+  const double omega = 4.0 / (3.0 * lambda_max);                               // w = 4 / (3 rho(D^{-1} A))
+  at::Tensor row_scale = (-omega) * inv_diag;
+  with_index_type(itype, [&]<typename I>() {
+    const I* rp = p.row_ptr.data_ptr<I>();
+    const I* ci = p.col_idx.data_ptr<I>();
+    double* pv = p.values.data_ptr<double>();
+    const double* s = row_scale.data_ptr<double>();
+    const double* tv = t.values.data_ptr<double>();
+    const I* trow = t.row_ptr.data_ptr<I>();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      for (I q = rp[i]; q < rp[i + 1]; ++q) pv[q] *= s[i];                    // -w D^{-1} A T
+      if (trow[i + 1] == trow[i]) continue;
+      const I* hit = std::lower_bound(ci + rp[i], ci + rp[i + 1], static_cast<I>(agg[i]));
+      if (hit != ci + rp[i + 1] && *hit == agg[i]) pv[hit - ci] += tv[trow[i]];  // + T
+    }
+  });
+  return p;
+}
+
+/// Inverse of a small dense matrix by Gauss-Jordan elimination with partial pivoting; a
+/// (numerically) zero pivot leaves that direction out (a pseudo-inverse on singular levels).
+at::Tensor dense_inverse(const at::Tensor& dense) {
+  const int64_t n = dense.size(0);
+  at::Tensor m = at::cat({dense.to(at::kDouble).contiguous(), at::eye(n, at::kDouble)}, 1).contiguous();
+  double* a = m.data_ptr<double>();
+  const int64_t w = 2 * n;
+  const double scale = n > 0 ? dense.abs().max().item<double>() : 0.0;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t piv = k;
+    for (int64_t i = k + 1; i < n; ++i) {
+      if (std::abs(a[i * w + k]) > std::abs(a[piv * w + k])) piv = i;
+    }
+    if (std::abs(a[piv * w + k]) <= 1e-13 * scale) {
+      for (int64_t j = 0; j < w; ++j) a[k * w + j] = 0.0;                        // drop this direction
+      continue;
+    }
+    if (piv != k) {
+      for (int64_t j = 0; j < w; ++j) std::swap(a[k * w + j], a[piv * w + j]);
+    }
+    const double inv = 1.0 / a[k * w + k];
+    for (int64_t j = 0; j < w; ++j) a[k * w + j] *= inv;                       // row k /= pivot
+    for (int64_t i = 0; i < n; ++i) {
+      const double f = a[i * w + k];
+      if (i == k || f == 0.0) continue;
+      for (int64_t j = 0; j < w; ++j) a[i * w + j] -= f * a[k * w + j];        // row i -= f row k
+    }
+  }
+  return m.narrow(1, n, n).contiguous();
+}
+
+}  // namespace
+
+int64_t aggregate(const CsrData& a, double strength, std::vector<int64_t>& aggregate_of) {
+  int64_t count = 0;
+  with_index_type(a.row_ptr.scalar_type(),
+                  [&]<typename I>() { count = aggregate_rows<I>(a, strength, aggregate_of); });
+  return count;
+}
+
+double estimate_lambda_max(const CsrData& a, const at::Tensor& inv_diag, int steps) {
+  at::Tensor v = at::rand({a.rows}, at::TensorOptions().dtype(at::kDouble)).to(inv_diag.device()) + 0.5;
+  v.div_(v.norm());
+  double lambda = 0.0;
+  for (int k = 0; k < steps; ++k) {
+    at::Tensor w = a.apply(v) * inv_diag;                                       // w = D^{-1} A v
+    lambda = w.norm().item<double>();                                           // ||D^{-1} A v|| -> lambda_max
+    if (!(lambda > 0.0)) return 1.0;
+    v = w / lambda;
+  }
+  return lambda;
+}
+
+AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
+  TESSERA_CHECK(fine.rows == fine.cols, DimensionMismatch, "AMG needs a square matrix, got ", fine.rows, "x",
+                fine.cols);
+  TESSERA_CHECK(options.smoother_degree >= 1 && options.max_levels >= 1 && options.smoother_ratio > 1.0,
+                InvalidInput, "AMG options: smoother_degree >= 1, max_levels >= 1, smoother_ratio > 1");
+  std::vector<AmgLevel> levels;
+  CsrData a = fine;
+  while (true) {
+    AmgLevel level;
+    level.a = a;
+    at::Tensor d = a.diagonal();
+    TESSERA_CHECK(!(d == 0).any().item<bool>(), InvalidInput, "AMG: the matrix has a zero on its diagonal (level ",
+                  levels.size(), ")");
+    level.inv_diag = d.reciprocal();                                           // D^{-1}
+    level.lambda_max = 1.1 * estimate_lambda_max(a, level.inv_diag, 12);
+    const bool last = a.rows <= options.coarse_size || static_cast<int>(levels.size()) + 1 >= options.max_levels;
+    std::vector<int64_t> agg;
+    const int64_t coarse = last ? 0 : aggregate(a, options.strength, agg);
+    if (last || coarse == 0 || coarse >= a.rows) {                             // coarsening done or stalled
+      levels.push_back(std::move(level));
+      break;
+    }
+    level.p = smoothed_prolongator(a, level.inv_diag, level.lambda_max, agg, coarse);
+    level.r = csr_transpose(level.p);                                          // R = P^T
+    a = csr_triple_product(level.r, a, level.p);                               // A_c = P^T A P
+    levels.push_back(std::move(level));
+  }
+  at::Tensor coarse_inverse;
+  const CsrData& last = levels.back().a;
+  if (last.rows <= kDenseLimit) coarse_inverse = dense_inverse(last.to_dense());
+  return AmgHierarchy(std::move(levels), coarse_inverse, options);
+}
+
+}  // namespace tessera::sla::detail

@@ -1,0 +1,45 @@
+#pragma once
+// A plain CSR matrix of the preconditioner set-ups (no autograd, no batch): index tensors of
+// one integer type (int32 where nnz and cols fit, int64 beyond) and float64 values [nnz].
+// Products use the shared CSR kernel, so applying one works on any device the tensors are on.
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "tessera/sla/sparse_tensor.h"
+
+namespace tessera::sla::detail {
+
+struct CsrData {
+  at::Tensor row_ptr;  ///< [rows + 1]
+  at::Tensor col_idx;  ///< [nnz], sorted within each row
+  at::Tensor values;   ///< float64 [nnz]
+  int64_t rows = 0;
+  int64_t cols = 0;
+
+  int64_t nnz() const { return col_idx.defined() ? col_idx.size(0) : 0; }
+  /// y = A x  (x [cols] -> [rows]).
+  at::Tensor apply(const at::Tensor& x) const;
+  /// Main diagonal [min(rows, cols)] (zero where not stored).
+  at::Tensor diagonal() const;
+  /// Dense [rows, cols] (for tests and the coarsest level).
+  at::Tensor to_dense() const;
+};
+
+/// Batch element `batch` of `a`, values detached and cast to float64 (indices shared).
+CsrData csr_of(const SparseTensor& a, int64_t batch);
+
+/// A^T with sorted rows.
+CsrData csr_transpose(const CsrData& a);
+
+/// C = A B (Gustavson, two passes, OpenMP over rows).
+CsrData csr_multiply(const CsrData& a, const CsrData& b);
+
+/// C = R A P fused row by row: the product A P is never stored.
+CsrData csr_triple_product(const CsrData& r, const CsrData& a, const CsrData& p);
+
+/// int32 when `nnz` and `cols` fit, else int64.
+at::ScalarType index_dtype_for(int64_t nnz, int64_t cols);
+
+}  // namespace tessera::sla::detail

@@ -1,0 +1,101 @@
+// NativePreconditioner: builds AMG / IC(0) / ILU(0) / BoomerAMG once and hands out M^{-1}.
+
+#include "sla/precond/native_preconditioner.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "sla/precond/amg.h"
+#include "sla/precond/incomplete_factor.h"
+#include "tessera/core/error.h"
+#include "tessera/sla/preconditioners.h"
+#if TESSERA_WITH_HYPRE
+#include "sla/backends/hypre/boomeramg.h"
+#endif
+
+namespace tessera::sla::detail {
+
+bool NativePreconditioner::handles(Preconditioner kind) {
+  return kind == Preconditioner::AMG || kind == Preconditioner::IC0 || kind == Preconditioner::ILU0 ||
+         kind == Preconditioner::BoomerAMG;
+}
+
+std::shared_ptr<NativePreconditioner> NativePreconditioner::build(const CsrData& a, const SolveOptions& options,
+                                                                  bool symmetric) {
+  TESSERA_CHECK(handles(options.preconditioner), InvalidInput, "no set-up preconditioner '",
+                to_string(options.preconditioner), "'");
+  auto pc = std::make_shared<NativePreconditioner>();
+  pc->a_ = a;
+  pc->options_ = options;
+  pc->symmetric_ = symmetric;
+  pc->forward_ = pc->make_op(a, false);
+  return pc;
+}
+
+const LinearOperator& NativePreconditioner::op(bool transpose) {
+  // symmetric A (and IC(0), symmetric by construction): M^{-T} = M^{-1}
+  if (!transpose || symmetric_ || options_.preconditioner == Preconditioner::IC0) return forward_;
+  std::call_once(transposed_once_, [this] {
+    if (options_.preconditioner == Preconditioner::ILU0) {                   // M^{-T} from the same factors
+      transposed_ = make_op(a_, true);
+    } else {
+      transposed_ = make_op(csr_transpose(a_), false);                      // set-up on A^T
+    }
+  });
+  return transposed_;
+}
+
+LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_factor) {
+  char line[160];
+  switch (options_.preconditioner) {
+    case Preconditioner::AMG: {
+      auto h = std::make_shared<AmgHierarchy>(build_amg(a, options_.amg));
+      std::snprintf(line, sizeof line, "amg: %zu levels, coarsest %lld rows, operator complexity %.3f",
+                    h->levels().size(), static_cast<long long>(h->levels().back().a.rows), h->operator_complexity());
+      summary_ = line;
+      return [h](const at::Tensor& r) { return h->vcycle(r); };               // z = V-cycle(r)
+    }
+    case Preconditioner::IC0:
+    case Preconditioner::ILU0: {
+      auto f = std::make_shared<IncompleteFactor>(options_.preconditioner == Preconditioner::IC0
+                                                      ? incomplete_cholesky0(a)
+                                                      : incomplete_lu0(a));
+      if (f->status != SolveStatus::Converged) {
+        status_ = f->status;
+        message_ = f->message;
+      }
+      summary_ = std::string(to_string(options_.preconditioner)) + ": " + std::to_string(f->factor.nnz()) +
+                 " stored factor entries";
+      return [f, transpose_factor](const at::Tensor& r) { return f->apply(r, transpose_factor); };
+    }
+    case Preconditioner::BoomerAMG: {
+#if TESSERA_WITH_HYPRE
+      summary_ = "boomeramg (hypre)";
+      return make_boomeramg(a);
+#else
+      TESSERA_THROW(NotCompiled, "the BoomerAMG preconditioner needs hypre, which is not compiled into this build");
+#endif
+    }
+    default:
+      TESSERA_THROW(InvalidInput, "no set-up preconditioner '", to_string(options_.preconditioner), "'");
+  }
+}
+
+}  // namespace tessera::sla::detail
+
+namespace tessera::sla {
+
+PreconditionerSetup setup_preconditioner(const SparseTensor& a, const SolveOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto pc = detail::NativePreconditioner::build(detail::csr_of(a, 0), options, /*symmetric=*/true);
+  PreconditionerSetup out;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.summary = pc->summary();
+  out.status = pc->status();
+  out.message = pc->message();
+  return out;
+}
+
+}  // namespace tessera::sla
