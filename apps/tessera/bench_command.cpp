@@ -7,12 +7,18 @@ namespace tessera::app {
 
 void add_bench_bounds(CLI::App& bench, CommandBody& body);
 void add_bench_dist_cg(CLI::App& bench, CommandBody& body);
+void add_bench_spmv(CLI::App& bench, CommandBody& body);
+void add_bench_cg(CLI::App& bench, CommandBody& body);
+void add_bench_direct(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
   cmd->require_subcommand(1);
   add_bench_bounds(*cmd, body);
   add_bench_dist_cg(*cmd, body);
+  add_bench_spmv(*cmd, body);
+  add_bench_cg(*cmd, body);
+  add_bench_direct(*cmd, body);
 }
 
 }  // namespace tessera::app
