@@ -26,19 +26,19 @@ def poisson2d(n):
     return (sp.kron(i, t) + sp.kron(t, i)).tocsr()   # diagonal 4, -1 per neighbour
 
 
-def scipy_cg(a, b, rtol):
+def scipy_cg(a, b, rtol, maxiter):
     count = [0]
 
     def step(_):
         count[0] += 1
 
     t0 = time.perf_counter()
-    x, info = spla.cg(a, b, tol=rtol, atol=0.0, maxiter=100000, callback=step)
+    x, info = spla.cg(a, b, tol=rtol, atol=0.0, maxiter=maxiter, callback=step)
     seconds = time.perf_counter() - t0
     return x, count[0], seconds, info == 0
 
 
-def torch_cg(a, b, rtol):
+def torch_cg(a, b, rtol, maxiter):
     """Unpreconditioned CG; A @ p through torch's CSR x dense-matrix product (CSR @ vector
     needs MKL, which Debian's torch lacks)."""
     at = torch.sparse_csr_tensor(torch.from_numpy(a.indptr.astype(np.int64)),
@@ -52,7 +52,7 @@ def torch_cg(a, b, rtol):
     rr = float(r.dot(r))
     tol = rtol * float(bt.norm())
     it = 0
-    while rr ** 0.5 > tol and it < 100000:
+    while rr ** 0.5 > tol and it < maxiter:
         q = (at @ p.unsqueeze(1)).squeeze(1)      # q = A p
         alpha = rr / float(p.dot(q))
         x.add_(p, alpha=alpha)                    # x += alpha p
@@ -65,7 +65,7 @@ def torch_cg(a, b, rtol):
     return x.numpy(), it, seconds, rr ** 0.5 <= tol
 
 
-def scipy_spsolve(a, b, _rtol):
+def scipy_spsolve(a, b, _rtol, _maxiter):
     t0 = time.perf_counter()
     x = spla.spsolve(a.tocsc(), b)                # default: SuperLU, permc_spec COLAMD
     return x, 0, time.perf_counter() - t0, True
@@ -82,6 +82,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
     ap.add_argument("--solvers", default="scipy-cg,torch-cg")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--iterations", type=int, default=0, help="> 0: exactly this many CG iterations (rtol 0)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     a = poisson2d(args.n)
@@ -89,14 +90,15 @@ def main():
     for name in args.solvers.split(","):
         runs = []
         for _ in range(args.repeats):
-            x, its, seconds, ok = SOLVERS[name](a, b, args.rtol)
+            rtol, maxiter = (0.0, args.iterations) if args.iterations > 0 else (args.rtol, 100000)
+            x, its, seconds, ok = SOLVERS[name](a, b, rtol, maxiter)
             runs.append((seconds, its, ok, float(np.linalg.norm(b - a @ x) / np.linalg.norm(b))))
         med = statistics.median(r[0] for r in runs)
         its = runs[0][1]
-        line = {"bench": "peer", "solver": name, "dof": a.shape[0], "nnz": a.nnz, "rtol": args.rtol,
+        line = {"bench": "peer", "solver": name, "dof": a.shape[0], "nnz": a.nnz, "rtol": 0.0 if args.iterations > 0 else args.rtol,
                 "iterations": its, "seconds_median": med,
                 "seconds_per_iteration_median": (med / its) if its else None,
-                "residual": runs[0][3], "converged": all(r[2] for r in runs), "repeats": args.repeats,
+                "residual": runs[0][3], "converged": all(r[2] for r in runs) or args.iterations > 0, "repeats": args.repeats,
                 "threads": args.threads if name == "torch-cg" else 1,
                 "versions": {"scipy": scipy.__version__, "torch": torch.__version__}}
         print(json.dumps(line), flush=True)

@@ -3,6 +3,10 @@
 // in the same program. One JSON line per (format, preconditioner). The peers (SciPy, torch,
 // Eigen) are run beside it by bench/sla_peers.sh.
 //
+// With --iterations K the time per iteration is (t(K) - t(1)) / (K - 1): the set-up (property
+// detection, float64 copy, SpMV plan, final residual) is measured by a 1-iteration solve and
+// left out. Without it: time to solution / iterations.
+//
 // Bytes per iteration (the floor's numerator): the SpMV's (PreparedMatvec::bytes_per_apply)
 // plus the fused vector passes: x += a p, r -= a q, <r, r> reads 4 vectors and writes 2;
 // p = r + b p reads 2 and writes 1: 72 bytes per row; Jacobi adds d read and z written: 88.
@@ -55,25 +59,35 @@ nlohmann::json run_one(const sla::SparseTensor& a, const at::Tensor& b, const Cg
   opts.preconditioner = pre == "jacobi" ? sla::Preconditioner::Jacobi : sla::Preconditioner::None;
   opts.rtol = o.iterations > 0 ? 0.0 : o.rtol;
   opts.maxiter = o.iterations > 0 ? o.iterations : 100000;
-  std::vector<double> seconds;
+  std::vector<double> seconds, setup;
   sla::SolveInfo info;
   for (int r = 0; r < o.repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     auto result = sla::solve(a, b, opts);
     seconds.push_back(seconds_since(t0));
     info = result.second;
+    if (o.iterations > 1) {   // fixed count: the same solve with 1 iteration is the set-up cost
+      sla::SolveOptions one = opts;
+      one.maxiter = 1;
+      auto t1 = std::chrono::steady_clock::now();
+      sla::solve(a, b, one);
+      setup.push_back(seconds_since(t1));
+    }
   }
   const sla::PreparedMatvec op(a, format == "csr" ? sla::SpmvFormat::Csr : sla::SpmvFormat::Stencil);
   const double n = static_cast<double>(a.rows());
   const double bytes = op.bytes_per_apply() + (pre == "jacobi" ? 88.0 : 72.0) * n;
-  const double t = median(seconds), per_it = t / std::max<int64_t>(1, info.iterations);
+  // per iteration: (t(K) - t(1)) / (K - 1) with a fixed count K (set-up excluded), else t / iterations
+  const double t = median(seconds), t_setup = setup.empty() ? 0.0 : median(setup);
+  const double per_it = setup.empty() ? t / std::max<int64_t>(1, info.iterations)
+                                      : (t - t_setup) / static_cast<double>(info.iterations - 1);
   const double floor = bytes / (stream * 1e9);
   return {{"bench", "cg"}, {"solver", "tessera-cg"}, {"format", format}, {"preconditioner", pre},
           {"dof", a.rows()}, {"nnz", a.nnz()}, {"threads", at::get_num_threads()}, {"rtol", opts.rtol},
           {"iterations", info.iterations}, {"status", sla::to_string(info.status)}, {"residual", info.residual},
           {"seconds_median", t}, {"seconds_per_iteration_median", per_it}, {"bytes_per_iteration", bytes},
           {"stream_gbs", stream}, {"floor_seconds_per_iteration", floor}, {"ratio_to_floor", per_it / floor},
-          {"repeats", o.repeats}};
+          {"setup_seconds_median", t_setup}, {"repeats", o.repeats}};
 }
 
 int run_cg_bench(const CgBenchOptions& o) {
