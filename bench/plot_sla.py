@@ -32,7 +32,7 @@ def label(l):
 def plot_cg(lines, out):
     series = collections.defaultdict(list)
     for l in lines:
-        if l.get("seconds_per_iteration_median") and l.get("rtol") == 0 and label(l):
+        if (l.get("seconds_per_iteration_median") or 0) > 0 and l.get("rtol") == 0 and label(l) and "setup_seconds_median" not in l:
             series[label(l)].append((l["dof"], l["seconds_per_iteration_median"] * 1e3))
     fig, ax = plt.subplots(figsize=(7, 5))
     for name, pts in sorted(series.items()):

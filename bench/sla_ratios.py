@@ -17,7 +17,7 @@ def per_iteration(lines, dof, **match):
     """Seconds per iteration of the matching line: fixed-iteration runs (rtol 0) first."""
     for fixed in (True, False):
         for l in lines:
-            if (l.get("dof") == dof and (l.get("rtol") == 0) == fixed and l.get("seconds_per_iteration_median")
+            if (l.get("dof") == dof and (l.get("rtol") == 0) == fixed and (l.get("seconds_per_iteration_median") or 0) > 0
                     and all(l.get(k) == v for k, v in match.items())):
                 return l["seconds_per_iteration_median"]
     return None
