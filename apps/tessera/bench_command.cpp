@@ -10,6 +10,9 @@ void add_bench_dist_cg(CLI::App& bench, CommandBody& body);
 void add_bench_adjoint_memory(CLI::App& bench, CommandBody& body);
 void add_bench_inverse(CLI::App& bench, CommandBody& body);
 void add_bench_amg(CLI::App& bench, CommandBody& body);
+void add_bench_spmv(CLI::App& bench, CommandBody& body);
+void add_bench_cg(CLI::App& bench, CommandBody& body);
+void add_bench_direct(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
@@ -19,6 +22,9 @@ void add_bench_command(CLI::App& app, CommandBody& body) {
   add_bench_adjoint_memory(*cmd, body);
   add_bench_inverse(*cmd, body);
   add_bench_amg(*cmd, body);
+  add_bench_spmv(*cmd, body);
+  add_bench_cg(*cmd, body);
+  add_bench_direct(*cmd, body);
 }
 
 }  // namespace tessera::app

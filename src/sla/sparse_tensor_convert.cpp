@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <vector>
+
 #include "tessera/core/error.h"
 #include "tessera/sla/sparse_tensor.h"
 
@@ -17,17 +19,47 @@ at::Tensor SparseTensor::to_dense() const {
   return at::zeros(flat, values_.options()).index_add(dim, pos, values_).reshape(shape);
 }
 
+namespace {
+
+/// Counting sort of the entries by column (stable in the row): O(nnz), no comparison sort.
+template <typename index_t>
+void transpose_pattern(const at::Tensor& row_ptr, const at::Tensor& col_idx, int64_t rows, int64_t cols,
+                       detail::TransposedPattern& tp) {
+  const index_t* rp = row_ptr.data_ptr<index_t>();
+  const index_t* ci = col_idx.data_ptr<index_t>();
+  const int64_t nnz = col_idx.size(0);
+  tp.row_ptr = at::zeros({cols + 1}, row_ptr.options());
+  tp.col_idx = at::empty({nnz}, col_idx.options());
+  tp.perm = at::empty({nnz}, at::kLong);
+  index_t* trp = tp.row_ptr.data_ptr<index_t>();
+  index_t* tci = tp.col_idx.data_ptr<index_t>();
+  int64_t* perm = tp.perm.data_ptr<int64_t>();
+  for (int64_t p = 0; p < nnz; ++p) ++trp[ci[p] + 1];                 // entries per column
+  for (int64_t j = 0; j < cols; ++j) trp[j + 1] += trp[j];            // row_ptr of A^T
+  std::vector<index_t> next(trp, trp + cols);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (index_t p = rp[i]; p < rp[i + 1]; ++p) {
+      const index_t q = next[ci[p]]++;                                // slot of a_ij in row j of A^T
+      tci[q] = static_cast<index_t>(i);
+      perm[q] = p;
+    }
+  }
+}
+
+}  // namespace
+
 const detail::TransposedPattern& SparseTensor::transposed_pattern() const {
   if (!*transposed_) {
-    at::Tensor row = row_indices().cpu(), col = col_idx_.to(at::kCPU, at::kLong);
-    at::Tensor key = col * rows_ + row;                                // column-major position
-    at::Tensor perm = std::get<1>(key.sort(/*stable=*/true, 0, false));
+    at::Tensor rp = row_ptr_.cpu().contiguous(), ci = col_idx_.cpu().contiguous();
     auto tp = std::make_shared<detail::TransposedPattern>();
-    tp->row_ptr = at::zeros({cols_ + 1}, at::kLong);
-    if (cols_ > 0) tp->row_ptr.narrow(0, 1, cols_).copy_(at::bincount(col, {}, cols_).cumsum(0));
-    tp->row_ptr = tp->row_ptr.to(values_.device(), row_ptr_.scalar_type());
-    tp->col_idx = row.index_select(0, perm).to(values_.device(), col_idx_.scalar_type());
-    tp->perm = perm.to(values_.device());
+    if (rp.scalar_type() == at::kInt) {
+      transpose_pattern<int32_t>(rp, ci, rows_, cols_, *tp);
+    } else {
+      transpose_pattern<int64_t>(rp, ci, rows_, cols_, *tp);
+    }
+    tp->row_ptr = tp->row_ptr.to(values_.device());
+    tp->col_idx = tp->col_idx.to(values_.device());
+    tp->perm = tp->perm.to(values_.device());
     *transposed_ = tp;
   }
   return **transposed_;

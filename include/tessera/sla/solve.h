@@ -50,8 +50,9 @@ struct MatrixProperties {
 MatrixProperties detect_properties(const SparseTensor& a, int64_t batch_index = 0);
 
 /// Rough memory of a sparse factorisation: nnz * max(1, n^{1/3}) entries (the order of
-/// nested-dissection fill for 3D meshes, an overestimate for 2D ones) at 12 bytes each,
-/// doubled for LU.
+/// nested-dissection fill for 3D meshes), lowered to 4 n log2 n when the bandwidth of the
+/// given ordering is at most 4 sqrt(n) (a 2D mesh: separators of ~sqrt(n) unknowns) and
+/// to n (bandwidth + 1) for banded matrices; 12 bytes per entry, doubled for LU.
 double estimated_factor_bytes(const SparseTensor& a, bool lu);
 
 /// What auto dispatch (or the user's choice) resolves to.

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include "sla/kernels/spmv.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
@@ -113,6 +114,11 @@ at::Tensor csr_spmm(const at::Tensor& row_ptr, const at::Tensor& col_idx, const 
                 "csr_spmm: x batch ", x.size(0), " vs values batch ", values.size(0));
   at::Tensor v = values.contiguous(), xc = x.contiguous();
   at::Tensor y = at::empty({values.size(0), rows, x.size(2)}, x.options());
+  if (x.size(2) == 1 && !perm.defined()) {   // one vector: the row-blocked kernel (spmv.h)
+    at::Tensor y2 = y.view({values.size(0), rows});
+    csr_spmv_batched(row_ptr, col_idx, v, xc.view({xc.size(0), xc.size(1)}), y2);
+    return y;
+  }
   AT_DISPATCH_FLOATING_TYPES(v.scalar_type(), "csr_spmm", [&] {
     if (row_ptr.scalar_type() == at::kInt) {
       spmm_cpu<int32_t, scalar_t>(row_ptr, col_idx, perm, v, xc, y);

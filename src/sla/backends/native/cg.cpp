@@ -11,6 +11,7 @@ namespace tessera::sla::detail {
 
 KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params) {
+  if (params.plan) return run_cg_fused(*params.plan, m, b, x0, params);
   KrylovResult out;
   at::Tensor x = x0.clone();
   at::Tensor r = b - a(x);                 // r = b - A x

@@ -7,12 +7,15 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "tessera/sla/solve_options.h"
 #include "tessera/sla/sparse_tensor.h"
 
 namespace tessera::sla::detail {
+
+class SpmvPlan;
 
 /// y = A v on 1-D vectors [n].
 using LinearOperator = std::function<at::Tensor(const at::Tensor&)>;
@@ -41,6 +44,9 @@ struct KrylovParams {
   int64_t maxiter = 0;      ///< iterations left
   int64_t restart = 50;     ///< GMRES(m)
   KrylovSpace space;        ///< where inner products are taken
+  /// Set (by krylov_solve) when the operator is a local CPU CSR product on float64
+  /// vectors: CG then runs its fused loop (run_cg_fused) on this plan.
+  const SpmvPlan* plan = nullptr;
 };
 
 struct KrylovResult {
@@ -55,6 +61,9 @@ struct KrylovResult {
 struct Jacobi {
   at::Tensor inv_diag;
   LinearOperator block;
+  /// M^{-1} is diagonal (or the identity): the fused CG loop applies it inside its vector pass.
+  /// A preconditioner added beside `block` must make this false.
+  bool is_diagonal() const { return !block; }
   at::Tensor apply(const at::Tensor& r) const {
     if (block) return block(r);
     return inv_diag.defined() ? r * inv_diag : r;
@@ -63,6 +72,10 @@ struct Jacobi {
 
 KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params);
+/// CG on a CPU CSR plan with fused vector passes and no allocation per iteration (same
+/// iterates as run_cg up to rounding; M from m as in run_cg).
+KrylovResult run_cg_fused(const SpmvPlan& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+                          const KrylovParams& params);
 KrylovResult run_bicgstab(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params);
 KrylovResult run_gmres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
@@ -78,7 +91,15 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
                         const SolveOptions& options, SolveInfo& info, const KrylovSpace* space = nullptr,
                         const LinearOperator* block_preconditioner = nullptr);
 
-/// The operator v -> A_b v (or A_b^T v) of batch element `batch` of `a`.
+/// The operator v -> A_b v (or A_b^T v) of batch element `batch` of `a`. On CPU with
+/// float64 values it holds a CsrOperator (an SpmvPlan: stencil form when the matrix has
+/// one, unless TESSERA_SPMV_FORMAT=csr), which krylov_solve hands to the fused CG loop.
 LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose);
+
+/// A LinearOperator backed by an SpmvPlan (what csr_operator returns on CPU float64).
+struct CsrOperator {
+  std::shared_ptr<const SpmvPlan> plan;
+  at::Tensor operator()(const at::Tensor& v) const;
+};
 
 }  // namespace tessera::sla::detail

@@ -4,10 +4,13 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "sla/backends/native/krylov.h"
 #include "sla/backends/native/krylov_kernels.h"
 #include "sla/kernels/csr_kernels.h"
+#include "sla/kernels/spmv.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
@@ -37,8 +40,25 @@ Jacobi make_jacobi(const at::Tensor& diagonal, Method method, Preconditioner kin
 
 }  // namespace
 
+at::Tensor CsrOperator::operator()(const at::Tensor& v) const {
+  at::Tensor y = at::empty({plan->rows()}, v.options());
+  plan->apply(v.reshape({plan->cols()}).contiguous(), y);   // y = A v
+  return y;
+}
+
 LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose) {
   at::Tensor values = a.values().detach().reshape({a.batch_size(), a.nnz()}).narrow(0, batch, 1).contiguous();
+  if (values.is_cpu() && values.scalar_type() == at::kDouble) {
+    const char* env = std::getenv("TESSERA_SPMV_FORMAT");
+    const SpmvFormat format = env && std::string(env) == "csr" ? SpmvFormat::Csr : SpmvFormat::Auto;
+    if (!transpose) {
+      return CsrOperator{std::make_shared<const SpmvPlan>(a.row_ptr(), a.col_idx(), values.reshape({-1}), a.rows(),
+                                                          a.cols(), format)};
+    }
+    const TransposedPattern& tp = a.transposed_pattern();
+    at::Tensor vt = values.reshape({-1}).index_select(0, tp.perm);   // A^T's values in its CSR order
+    return CsrOperator{std::make_shared<const SpmvPlan>(tp.row_ptr, tp.col_idx, vt, a.cols(), a.rows(), format)};
+  }
   if (!transpose) {
     at::Tensor rp = a.row_ptr(), ci = a.col_idx();
     const int64_t rows = a.rows(), cols = a.cols();
@@ -70,6 +90,8 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
                         const LinearOperator* block_preconditioner) {
   KrylovParams params;
   params.space = space ? *space : KrylovSpace::local(b.size(0));
+  const CsrOperator* csr = a.target<CsrOperator>();
+  if (!space && csr && b.is_cpu() && b.scalar_type() == at::kDouble) params.plan = csr->plan.get();   // fused CG
   const int64_t n = params.space.global_size;
   info.backend = "native";
   info.method = options.method;

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SpMV, CG and direct-solve benchmarks of tessera with their peers in one session:
+# tessera bench spmv|cg|direct, Eigen's ConjugateGradient (build/bench_eigen_cg), SciPy CG,
+# a CG over torch CSR tensors and SciPy spsolve (bench/sla_peers.py, /usr/bin/python3).
+# Writes $OUT/sla_perf.jsonl (every JSON line, with load averages) and $OUT/sla_ratios.json.
+#
+#   cmake --build build --target tessera bench_eigen_cg && bench/sla_peers.sh
+#   QUICK=1 bench/sla_peers.sh        # small sizes only (a smoke run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/results}
+TESSERA=${TESSERA:-build/tessera}
+EIGEN=${EIGEN:-build/bench_eigen_cg}
+THREADS=${THREADS:-2}
+IT=${IT:-200}
+PY=/usr/bin/python3
+# passive: OpenMP threads sleep instead of spinning while they wait, which on a shared
+# (oversubscribed) machine keeps a team from stalling on a descheduled thread; applies to
+# tessera, Eigen and torch alike (all use libgomp). Set OMP_WAIT_POLICY=active on an idle machine.
+export GLOG_minloglevel=2 OMP_NUM_THREADS=$THREADS OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+if [[ -n "${QUICK:-}" ]]; then
+  CG_SIZES=${CG_SIZES:-"128 256"}; SPMV_SIZES="256 512"; BIG=300; DIRECT=200
+else
+  CG_SIZES=${CG_SIZES:-"256 512 1000"}; SPMV_SIZES="1000 4000"; BIG=4000; DIRECT=1000
+fi
+mkdir -p "$OUT"
+J=$OUT/sla_perf.jsonl
+: > "$J"
+meta() { printf '{"bench": "meta", "what": "%s", "date": "%s", "loadavg": "%s"}\n' "$1" "$(date -u +%FT%TZ)" \
+  "$(cut -d' ' -f1-3 /proc/loadavg)" >> "$J"; }
+run() { echo "+ $*" >&2; "$@" | tee -a "$J"; }
+
+meta "start threads=$THREADS cores=$(nproc) OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+for n in $SPMV_SIZES; do
+  run "$TESSERA" --threads "$THREADS" bench spmv --n "$n"
+done
+# time per iteration: every solver runs exactly $IT iterations (rtol 0), medians of 3
+for n in $CG_SIZES; do
+  meta "cg n=$n iterations=$IT"
+  run "$TESSERA" --threads "$THREADS" bench cg --n "$n" --iterations "$IT" --repeats 3
+  run "$EIGEN" "$n" "$THREADS" 3 0 diagonal "$IT"
+  run "$EIGEN" "$n" "$THREADS" 3 0 identity "$IT"
+  run "$PY" bench/sla_peers.py --n "$n" --iterations "$IT" --repeats 3 --threads "$THREADS" --solvers scipy-cg,torch-cg
+done
+# to convergence (rtol 1e-8, random b): iteration counts and time to solution
+meta "cg n=$DIRECT rtol=1e-8"
+run "$TESSERA" --threads "$THREADS" bench cg --n "$DIRECT" --rtol 1e-8 --repeats 3 --preconditioners none
+run "$PY" bench/sla_peers.py --n "$DIRECT" --rtol 1e-8 --repeats 1 --solvers scipy-cg
+meta "cg fixed iterations n=$BIG"
+run "$TESSERA" --threads "$THREADS" bench cg --n "$BIG" --iterations 50 --repeats 3 --preconditioners none
+meta "direct n=$DIRECT"
+run "$TESSERA" --threads "$THREADS" bench direct --n "$DIRECT" --repeats 3
+run "$PY" bench/sla_peers.py --n "$DIRECT" --repeats 1 --solvers scipy-spsolve
+meta "end"
+"$PY" bench/sla_ratios.py "$J" > "$OUT/sla_ratios.json"
+cat "$OUT/sla_ratios.json"

@@ -1,0 +1,59 @@
+#pragma once
+/// @file prepared_matvec.h
+/// y = A x for one float64 vector through a prepared plan: the kernel tessera's CPU Krylov
+/// solvers use. No autograd (use matvec for gradients). The rows are split over the
+/// threads once by equal shares of nonzeros; a matrix whose diagonals each hold a single
+/// value (a constant-coefficient stencil, e.g. poisson2d) is applied from its coefficients
+/// and one byte per row, which moves ~4x fewer bytes than CSR and gives the same result bit
+/// for bit. Nothing is allocated per product.
+///
+/// @code
+///   auto A = tessera::sla::poisson2d(1000);
+///   tessera::sla::PreparedMatvec op(A);                     // Auto: the stencil form here
+///   at::Tensor x = at::randn({A.cols()}, at::kDouble), y = at::empty({A.rows()}, at::kDouble);
+///   op.apply(x, y);                                         // y = A x
+/// @endcode
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+#include "tessera/sla/sparse_tensor.h"
+
+namespace tessera::sla {
+
+namespace detail {
+class SpmvPlan;
+}
+
+/// Storage the product reads. Auto: Stencil when the matrix is one, else Csr.
+/// CsrFloat32Values: float32 copies of the values, float64 accumulation (opt-in; exact only
+/// for values that are float32 numbers). CsrInt64: int64 indices (for comparison).
+enum class SpmvFormat { Auto, Csr, Stencil, CsrFloat32Values, CsrInt64 };
+
+class PreparedMatvec {
+ public:
+  /// Batch element `batch_index` of a (CPU). threads = 0: the ATen thread count (1 for
+  /// small matrices). Stencil on a matrix that is not one throws InvalidInput.
+  explicit PreparedMatvec(const SparseTensor& a, SpmvFormat format = SpmvFormat::Auto, int threads = 0,
+                          int64_t batch_index = 0);
+
+  /// y = A x; x [cols], y [rows]: float64, contiguous, CPU.
+  void apply(const at::Tensor& x, at::Tensor& y) const;
+  /// y = A x and returns <x, y> (square A).
+  double apply_dot(const at::Tensor& x, at::Tensor& y) const;
+
+  int64_t rows() const;
+  int64_t cols() const;
+  int threads() const;
+  /// "csr", "stencil" or "csr-f32values" (and "csr" for CsrInt64 too: see bytes_per_apply).
+  const char* format_name() const;
+  /// Bytes one product moves at least: per nonzero value + index (12 for float64 / int32),
+  /// the stencil's byte per row, x and y once (8 + 8 per row of a square matrix).
+  double bytes_per_apply() const;
+
+ private:
+  std::shared_ptr<const detail::SpmvPlan> plan_;
+};
+
+}  // namespace tessera::sla

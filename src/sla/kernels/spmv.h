@@ -1,0 +1,80 @@
+#pragma once
+// Single-vector sparse products at the memory-bandwidth limit (CPU, in place, nothing
+// allocated per product). The rows are split over the threads once, in blocks of equal
+// numbers of nonzeros, and each thread keeps its block on every call (its part of x and y
+// stays in its cache). Two storage forms:
+//  - CSR: 12 bytes per nonzero (value + int32 column) plus the row pointer, x and y;
+//  - stencil: a matrix whose diagonals (offset = col - row) are at most 8 and each hold one
+//    value (a constant-coefficient stencil such as the Poisson matrices) is applied from the
+//    coefficients and one byte per row saying which diagonals the row stores: 17 bytes per
+//    row in all. Same products added in the same (ascending column) order as CSR, so the
+//    result is the CSR result bit for bit.
+// Values may be float32 with float64 vectors (opt-in: float64 accumulation, half the value
+// bytes; exact for values that are float32 numbers).
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/sla/prepared_matvec.h"
+
+namespace tessera::sla::detail {
+
+/// The stencil form of a CSR matrix: empty `offsets` when it has none.
+struct StencilForm {
+  std::vector<int64_t> offsets;  ///< ascending diagonal offsets col - row
+  std::vector<double> coeffs;    ///< the one value on each diagonal
+  at::Tensor mask;               ///< uint8 [rows]: bit d set when row i stores diagonal d
+  bool found() const { return !offsets.empty(); }
+};
+
+/// O(nnz) scan: at most 8 diagonals, each with a single value (bitwise), else not found.
+StencilForm detect_stencil(const at::Tensor& row_ptr, const at::Tensor& col_idx, const at::Tensor& values,
+                           int64_t rows);
+
+/// Row blocks [blocks[t], blocks[t+1]) with about nnz / threads nonzeros each.
+std::vector<int64_t> balance_rows(const at::Tensor& row_ptr, int threads);
+
+/// Number of threads a product of `nnz` multiply-adds should use (1 when small).
+int spmv_threads(int64_t nnz);
+
+/// A prepared y = A x for CPU vectors [cols] -> [rows] (float64, or float32 with float32 values).
+class SpmvPlan {
+ public:
+  /// row_ptr / col_idx int32 or int64; values [nnz] float64 or float32 (contiguous, CPU).
+  /// threads = 0: spmv_threads(nnz). Format Auto picks the stencil form when the matrix has
+  /// one; Csr never does; Stencil requires it. (The other formats are PreparedMatvec's:
+  /// it converts values / indices and passes Csr.)
+  SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, int64_t rows, int64_t cols,
+           SpmvFormat format = SpmvFormat::Auto, int threads = 0);
+
+  /// y = A x (y [rows], preallocated, contiguous).
+  void apply(const at::Tensor& x, at::Tensor& y) const;
+  /// y = A x and returns <x, y> (square A only): CG's q = A p with <p, q> in the same pass.
+  double apply_dot(const at::Tensor& x, at::Tensor& y) const;
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int threads() const { return static_cast<int>(blocks_.size()) - 1; }
+  const std::vector<int64_t>& row_blocks() const { return blocks_; }
+  bool uses_stencil() const { return stencil_.found(); }
+  const char* format_name() const;
+  /// Bytes one product must move at least: matrix data, x once, y once.
+  double bytes_per_apply() const;
+
+ private:
+  double run(const at::Tensor& x, at::Tensor& y, bool dot) const;
+
+  at::Tensor row_ptr_, col_idx_, values_;
+  int64_t rows_ = 0, cols_ = 0;
+  StencilForm stencil_;
+  std::vector<int64_t> blocks_;
+};
+
+/// y[b] = A_b x[b or 0] for one vector per batch element through the CSR kernel: values
+/// [B, nnz], x [Bx, cols], y [B, rows] (CPU, contiguous, same floating dtype).
+void csr_spmv_batched(const at::Tensor& row_ptr, const at::Tensor& col_idx, const at::Tensor& values,
+                      const at::Tensor& x, at::Tensor& y);
+
+}  // namespace tessera::sla::detail
