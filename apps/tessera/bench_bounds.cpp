@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "allocator_tuning.h"
 #include "commands.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
@@ -43,7 +44,20 @@ std::string benchmark_file(const std::string& dir, const std::string& rel) {
   return dir + "/" + r.begin()->string() + "/" + r.filename().string();
 }
 
+// max_i of how much looser our bounds are than the reference, relative to 1 + |reference|
+// (negative: tighter everywhere).
+double looseness(const lirpa::BoundsResult& r, const nlohmann::json& ref) {
+  auto lo = ref["lower"].get<std::vector<double>>(), hi = ref["upper"].get<std::vector<double>>();
+  double worst = -INFINITY;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    worst = std::max(worst, (lo[i] - r.lower[i].item<double>()) / (1 + std::abs(lo[i])));  // our lower below theirs
+    worst = std::max(worst, (r.upper[i].item<double>() - hi[i]) / (1 + std::abs(hi[i])));  // our upper above theirs
+  }
+  return worst;
+}
+
 int run_bench_bounds(const BenchBoundsOptions& o) {
+  keep_freed_memory();
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(o.reference_dir))
     if (e.path().extension() == ".json" && e.path().filename().string().find(o.only) != std::string::npos)
@@ -58,12 +72,13 @@ int run_bench_bounds(const BenchBoundsOptions& o) {
                                {"alpha-CROWN", lirpa::Method::AlphaCrown}}) {
       lirpa::BoundOptions opt;
       opt.method = method;
-      lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt);  // warm-up
+      lirpa::BoundsResult r = lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt);  // warm-up
       double secs = time_best([&] { lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt); }, o.repeat);
       double ref_secs = ref["methods"][key]["seconds"].get<double>();
       nlohmann::json line = {{"bench", "bounds"}, {"instance", std::filesystem::path(file).stem().string()},
                              {"method", lirpa::method_name(method)}, {"seconds", secs},
-                             {"auto_lirpa_seconds", ref_secs}, {"speedup", ref_secs / secs}};
+                             {"auto_lirpa_seconds", ref_secs}, {"speedup", ref_secs / secs},
+                             {"looser_than_auto_lirpa", looseness(r, ref["methods"][key])}};
       std::cout << line.dump() << std::endl;
     }
   }
