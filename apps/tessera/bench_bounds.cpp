@@ -5,11 +5,13 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "allocator_tuning.h"
 #include "commands.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
@@ -25,14 +27,24 @@ struct BenchBoundsOptions {
   std::string only;  // run only the instances whose file name contains this
 };
 
-double time_best(const std::function<void()>& f, int repeat) {
-  double best = 1e30;
+double cpu_now() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/// Best wall-clock and best process CPU seconds of `repeat` runs (CPU seconds are less
+/// disturbed by other processes on a shared machine; equal to wall time for one thread).
+std::pair<double, double> time_best(const std::function<void()>& f, int repeat) {
+  double best = 1e30, best_cpu = 1e30;
   for (int i = 0; i < repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
+    double c0 = cpu_now();
     f();
+    best_cpu = std::min(best_cpu, cpu_now() - c0);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  return best;
+  return {best, best_cpu};
 }
 
 // Files of a benchmark's subfolders ("oval21/nets/x.onnx") are stored flat ("oval21/x.onnx").
@@ -43,7 +55,20 @@ std::string benchmark_file(const std::string& dir, const std::string& rel) {
   return dir + "/" + r.begin()->string() + "/" + r.filename().string();
 }
 
+// max_i of how much looser our bounds are than the reference, relative to 1 + |reference|
+// (negative: tighter everywhere).
+double looseness(const lirpa::BoundsResult& r, const nlohmann::json& ref) {
+  auto lo = ref["lower"].get<std::vector<double>>(), hi = ref["upper"].get<std::vector<double>>();
+  double worst = -INFINITY;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    worst = std::max(worst, (lo[i] - r.lower[i].item<double>()) / (1 + std::abs(lo[i])));  // our lower below theirs
+    worst = std::max(worst, (r.upper[i].item<double>() - hi[i]) / (1 + std::abs(hi[i])));  // our upper above theirs
+  }
+  return worst;
+}
+
 int run_bench_bounds(const BenchBoundsOptions& o) {
+  keep_freed_memory();
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(o.reference_dir))
     if (e.path().extension() == ".json" && e.path().filename().string().find(o.only) != std::string::npos)
@@ -58,12 +83,13 @@ int run_bench_bounds(const BenchBoundsOptions& o) {
                                {"alpha-CROWN", lirpa::Method::AlphaCrown}}) {
       lirpa::BoundOptions opt;
       opt.method = method;
-      lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt);  // warm-up
-      double secs = time_best([&] { lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt); }, o.repeat);
+      lirpa::BoundsResult r = lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt);  // warm-up
+      auto [secs, cpu] = time_best([&] { lirpa::compute_bounds(g, p.cases[0].lower, p.cases[0].upper, opt); }, o.repeat);
       double ref_secs = ref["methods"][key]["seconds"].get<double>();
       nlohmann::json line = {{"bench", "bounds"}, {"instance", std::filesystem::path(file).stem().string()},
-                             {"method", lirpa::method_name(method)}, {"seconds", secs},
-                             {"auto_lirpa_seconds", ref_secs}, {"speedup", ref_secs / secs}};
+                             {"method", lirpa::method_name(method)}, {"seconds", secs}, {"cpu_seconds", cpu},
+                             {"auto_lirpa_seconds", ref_secs}, {"speedup", ref_secs / secs},
+                             {"looser_than_auto_lirpa", looseness(r, ref["methods"][key])}};
       std::cout << line.dump() << std::endl;
     }
   }

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "allocator_tuning.h"
 #include "commands.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/bounds.h"
@@ -28,6 +29,7 @@ std::vector<double> to_vector(const at::Tensor& t) {
 }
 
 int run_bounds(const BoundsOptions& o) {
+  keep_freed_memory();
   bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
   lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
   lirpa::Property p = lirpa::load_vnnlib(o.property);

@@ -1,12 +1,41 @@
-// A matrices: dense rows and signed unit rows.
+// A matrices: the default (dense) operator actions, dense rows and signed unit rows.
 
 #include "tessera/lirpa/a_matrix.h"
 
 #include <ATen/ATen.h>
 
 #include "tessera/core/error.h"
+#include "tessera/lirpa/patches_a.h"
 
 namespace tessera::lirpa {
+
+RelaxedRows AMatrix::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
+  at::Tensor ad = dense(dtype);
+  at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
+  at::Tensor ax = pos * r.lower_d + neg * r.upper_d;  // A_x = A+ d_l + A- d_u
+  at::Tensor bias = at::zeros({ad.size(0)}, ad.options());
+  if (r.lower_b.defined()) bias = bias + (pos * r.lower_b).reshape({ad.size(0), -1}).sum(1);
+  if (r.upper_b.defined()) bias = bias + (neg * r.upper_b).reshape({ad.size(0), -1}).sum(1);
+  return {DenseA::make(ax), bias};
+}
+
+APtr AMatrix::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
+                           at::ScalarType dtype) const {
+  at::Tensor ad = dense(dtype);
+  auto sz = ad.sizes().vec();
+  at::Tensor a4 = ad.reshape({-1, sz[sz.size() - 3], sz[sz.size() - 2], sz[sz.size() - 1]});
+  std::vector<int64_t> out_pad(2);
+  for (int i = 0; i < 2; ++i) {
+    int64_t kernel = w.size(2 + i);
+    int64_t full = (a4.size(2 + i) - 1) * g.stride[i] - 2 * g.pad[i] + g.dilation[i] * (kernel - 1) + 1;
+    out_pad[i] = in_shape[in_shape.size() - 2 + i] - full;  // rows/cols the strided forward never read
+  }
+  // A_x = W^T * A_y (transposed convolution of every row)
+  at::Tensor ax = at::conv_transpose2d(a4, w.to(dtype), {}, g.stride, g.pad, out_pad, g.groups, g.dilation);
+  std::vector<int64_t> full{ad.size(0)};
+  full.insert(full.end(), in_shape.begin(), in_shape.end());
+  return DenseA::make(ax.reshape(full));
+}
 
 DenseA::DenseA(at::Tensor a) : a_(std::move(a)) {
   TESSERA_CHECK(a_.defined() && a_.dim() >= 1, InvalidInput, "DenseA needs a tensor [S, ...]");
@@ -80,15 +109,50 @@ at::Tensor UnitRowsA::contract(const at::Tensor& v) const {
 }
 
 at::Tensor UnitRowsA::concretize_lower(const at::Tensor& l, const at::Tensor& u) const {
-  // sign = +1: l[i]; sign = -1: -u[i]
+  // c_s > 0: c_s l[i_s]; otherwise c_s u[i_s]
   at::Tensor lf = l.reshape({-1}).index_select(0, index_);
   at::Tensor uf = u.reshape({-1}).index_select(0, index_);
   at::Tensor s = sign_.to(l.scalar_type());
-  return at::where(s > 0, lf, -uf);
+  return at::where(s > 0, s * lf, s * uf);
+}
+
+at::Tensor UnitRowsA::pick(const at::Tensor& t) const {
+  const auto nd = static_cast<int64_t>(shape_.size());
+  if (t.dim() == nd + 1 && t.size(0) != 1) {
+    TESSERA_CHECK(t.size(0) == rows(), DimensionMismatch, "UnitRowsA: relaxation has ", t.size(0), " rows, not ",
+                  rows());
+    return t.reshape({rows(), -1}).gather(1, index_.unsqueeze(1)).squeeze(1);  // t[s, i_s]
+  }
+  at::Tensor shared = t.dim() == nd + 1 ? t.select(0, 0) : t;
+  return shared.expand(shape_).reshape({-1}).index_select(0, index_);  // t[i_s]
+}
+
+RelaxedRows UnitRowsA::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
+  at::Tensor c = sign_.to(dtype);
+  at::Tensor pos = c > 0;
+  // c_x = c+ d_l + c- d_u;  bias = c+ b_l + c- b_u
+  at::Tensor cx = at::where(pos, c * pick(r.lower_d.to(dtype)), c * pick(r.upper_d.to(dtype)));
+  at::Tensor bias = at::zeros({rows()}, c.options());
+  if (r.lower_b.defined()) bias = bias + at::where(pos, c * pick(r.lower_b.to(dtype)), at::zeros_like(c));
+  if (r.upper_b.defined()) bias = bias + at::where(pos, at::zeros_like(c), c * pick(r.upper_b.to(dtype)));
+  return {std::make_shared<UnitRowsA>(shape_, index_, cx), bias};
 }
 
 APtr UnitRowsA::reshaped(const std::vector<int64_t>& shape) const {
   return std::make_shared<UnitRowsA>(shape, index_, sign_);
+}
+
+APtr UnitRowsA::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
+                             at::ScalarType dtype) const {
+  if (!PatchesA::fits(shape_) || !PatchesA::fits(in_shape)) return AMatrix::through_conv(w, g, in_shape, dtype);
+  const int64_t c = shape_[shape_.size() - 3], h = shape_[shape_.size() - 2], wd = shape_[shape_.size() - 1];
+  const int64_t s = rows();
+  // row s = sign_s e_(c_s, y_s, x_s): a 1x1 patch with sign_s in channel c_s at (y_s, x_s)
+  at::Tensor ch = at::div(index_, h * wd, "floor"), y = at::div(index_, wd, "floor").remainder(h), x = index_.remainder(wd);
+  at::Tensor kernel = at::zeros({s, c}, at::TensorOptions().dtype(dtype));
+  kernel.scatter_(1, ch.unsqueeze(1), sign_.to(dtype).unsqueeze(1));
+  PatchesA unit(shape_, kernel.view({s, c, 1, 1}), at::stack({y, x}, 1));
+  return unit.through_conv(w, g, in_shape, dtype);
 }
 
 APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype) {

@@ -21,12 +21,13 @@ struct AdamSlot {
 
 // One Adam step on p (descent on the loss -bound):
 // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr m_hat / (sqrt(v_hat) + eps), p in [0, 1]
+// (in place: the slopes of CNN layers are [S, *shape] per start node, memory-bound updates)
 void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t) {
-  s.m = o.beta1 * s.m + (1 - o.beta1) * g;
-  s.v = o.beta2 * s.v + (1 - o.beta2) * g * g;
+  s.m.mul_(o.beta1).add_(g, 1 - o.beta1);
+  s.v.mul_(o.beta2).addcmul_(g, g, 1 - o.beta2);
   double bc1 = 1 - std::pow(o.beta1, t), bc2 = 1 - std::pow(o.beta2, t);
-  at::Tensor step = (s.m / bc1) / ((s.v / bc2).sqrt() + 1e-8);
-  p = (p - lr * step).clamp(0, 1);
+  at::Tensor denom = s.v.div(bc2).sqrt_().add_(1e-8);  // sqrt(v_hat) + eps
+  p.addcdiv_(s.m, denom, -lr / bc1).clamp_(0, 1);       // p -= lr m_hat / denom
 }
 
 /// What stays fixed across the steps: CROWN's bounds and the rows each start node bounds.

@@ -59,6 +59,16 @@ BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const a
     detail::crown_intermediate(graph, state, env, graph.output_id());
     if (options.method == Method::Crown) lb = detail::crown_lower(graph, state, env, graph.output_id(), rows, false);
   }
+  if (options.method == Method::AlphaCrown && options.alpha.separate_sides) {
+    int steps_lower = 0, steps_upper = 0;
+    result.lower = detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, 1.0),
+                                             options.alpha, steps_lower);
+    // upper of c y = -lower of (-c) y
+    result.upper = -detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, -1.0),
+                                              options.alpha, steps_upper);
+    result.iterations = std::max(steps_lower, steps_upper);
+    return result;
+  }
   if (options.method == Method::AlphaCrown) {
     lb = detail::alpha_crown_lower(graph, state, env, rows, options.alpha, result.iterations);
   }

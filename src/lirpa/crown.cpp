@@ -109,4 +109,16 @@ APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype) {
   return DenseA::make(at::cat({cc, -cc}).reshape(s));
 }
 
+APtr spec_side(const Graph& graph, const at::Tensor& c, at::ScalarType dtype, double sign) {
+  if (!c.defined()) {
+    int64_t n = graph.output_size();
+    return std::make_shared<UnitRowsA>(graph.output_shape(), at::arange(n, at::kLong), at::full({n}, sign, at::kDouble));
+  }
+  TESSERA_CHECK(c.dim() == 2 && c.size(1) == graph.output_size(), DimensionMismatch, "specification has ",
+                c.dim() == 2 ? c.size(1) : -1, " columns but the network has ", graph.output_size(), " outputs");
+  std::vector<int64_t> s{c.size(0)};
+  s.insert(s.end(), graph.output_shape().begin(), graph.output_shape().end());
+  return DenseA::make((c.to(dtype) * sign).reshape(s));
+}
+
 }  // namespace tessera::lirpa::detail

@@ -34,6 +34,9 @@ at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int 
 /// The rows [C; -C] (or [I; -I]) over the output node.
 APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);
 
+/// The rows sign * C (or sign * I) over the output node.
+APtr spec_side(const Graph& graph, const at::Tensor& c, at::ScalarType dtype, double sign);
+
 /// alpha-CROWN on the rows `a` over the output (intermediate bounds fixed, from CROWN):
 /// returns `[S]` lower bounds, the best per row; `iterations` receives the steps taken.
 at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,

@@ -50,6 +50,39 @@ inline std::string random_cnn(const std::string& pool) {
   return b.bytes();
 }
 
+/// CNN exercising the convolution-aware A rows: input normalisation (Sub, Div), Conv with
+/// dilation 2 and groups 2 -> BatchNorm -> Relu -> Conv stride 2, groups 2 -> Conv (no
+/// activation between) -> Relu -> Conv stride 2 whose windows miss the last row and column ->
+/// Relu -> Flatten -> Gemm. Input [1, 2, 7, 7].
+inline std::string random_conv_chain() {
+  OnnxBuilder b("x", {1, 2, 7, 7});
+  auto conv = [&](const std::string& in, const std::string& name, std::vector<int64_t> w_shape,
+                  std::vector<OnnxAttr> attrs) {
+    double scale = 1.5 / std::sqrt(double(w_shape[1] * w_shape[2] * w_shape[3]));
+    auto w = b.constant(name + ".w", randn(w_shape, scale));
+    auto bias = b.constant(name + ".b", randn({w_shape[0]}, 0.1));
+    return b.node("Conv", {in, w, bias}, std::move(attrs));
+  };
+  auto x = b.node("Sub", {b.input(), b.constant("mean", randn({1, 2, 1, 1}, 0.1))});
+  x = b.node("Div", {x, b.constant("std", at::rand({1, 2, 1, 1}, at::kDouble) + 0.5)});
+  auto c1 = conv(x, "c1", {4, 1, 3, 3},  // [4, 7, 7]
+                 {OnnxAttr::list("pads", {2, 2, 2, 2}), OnnxAttr::list("dilations", {2, 2}), OnnxAttr::integer("group", 2)});
+  auto bn = b.node("BatchNormalization", {c1, b.constant("bn.s", at::rand({4}, at::kDouble) + 0.5),
+                                          b.constant("bn.b", randn({4}, 0.1)), b.constant("bn.m", randn({4}, 0.1)),
+                                          b.constant("bn.v", at::rand({4}, at::kDouble) + 0.5)});
+  auto r1 = b.node("Relu", {bn});
+  auto c2 = conv(r1, "c2", {4, 2, 3, 3},  // [4, 4, 4]
+                 {OnnxAttr::list("strides", {2, 2}), OnnxAttr::list("pads", {1, 1, 1, 1}), OnnxAttr::integer("group", 2)});
+  auto c3 = conv(c2, "c3", {3, 4, 2, 2}, {OnnxAttr::list("pads", {1, 1, 1, 1})});  // [3, 5, 5]
+  auto r3 = b.node("Relu", {c3});
+  auto c4 = conv(r3, "c4", {4, 3, 2, 2}, {OnnxAttr::list("strides", {2, 2})});  // [4, 2, 2]: row/col 4 unread
+  auto r4 = b.node("Relu", {c4});
+  auto f = b.node("Flatten", {r4}, {OnnxAttr::integer("axis", 1)});
+  b.set_output(b.node("Gemm", {f, b.constant("fc.w", randn({3, 16}, 0.4)), b.constant("fc.b", randn({3}, 0.1))},
+                      {OnnxAttr::integer("transB", 1)}));
+  return b.bytes();
+}
+
 /// Residual: x -> fc -> relu -> fc (+ x) -> relu -> fc, with a Sub and a Reshape on the way.
 inline std::string random_residual(int64_t n) {
   OnnxBuilder b("x", {1, n});

@@ -48,6 +48,16 @@ TEST(LirpaSoundness, CnnWithMaxPool) {
   expect_sound(g, c - r, c + r, 10000);
 }
 
+TEST(LirpaSoundness, ConvChainsWithPatches) {
+  // stride, padding, dilation, groups, conv after conv: the rows behind convolutions are patches
+  at::manual_seed(7);
+  for (int trial = 0; trial < 2; ++trial) {
+    Graph g = load_onnx_bytes(random_conv_chain());
+    at::Tensor c = at::randn({98}, at::kDouble) * 0.5, r = at::full({98}, 0.1 * (trial + 1), at::kDouble);
+    expect_sound(g, c - r, c + r, 10000);
+  }
+}
+
 TEST(LirpaSoundness, ResidualNets) {
   at::manual_seed(6);
   for (int trial = 0; trial < 3; ++trial) {

@@ -4,9 +4,12 @@
 ///
 /// An `AMatrix` holds S rows, each a linear function of a node's value (node shape
 /// `[d1, d2, ...]`): row s maps x to sum_i A[s, i] x[i]. CROWN propagates them backwards.
-/// Two forms: `DenseA` (a tensor `[S, d1, d2, ...]`) and `UnitRowsA` (signed unit rows
+/// Three forms: `DenseA` (a tensor `[S, d1, d2, ...]`), `UnitRowsA` (signed unit rows
 /// `sign_s * e_{index_s}`, e.g. the identity `[I; -I]` used for intermediate bounds) that
-/// never materialises a matrix until an operator needs it dense.
+/// never materialises a matrix until an operator needs it dense, and `PatchesA`
+/// (patches_a.h: one small kernel per row over a window of a `[C, H, W]` node, what rows
+/// become behind convolutions). Operators act on rows through the virtual methods
+/// (`relax`, `through_conv`, ...); a form without a cheaper way falls back to the dense one.
 ///
 /// @code
 ///   auto a = UnitRowsA::identity({50}, /*both_signs=*/true);    // rows [I; -I]
@@ -22,6 +25,26 @@ namespace tessera::lirpa {
 
 class AMatrix;
 using APtr = std::shared_ptr<const AMatrix>;
+
+/// An elementwise linear relaxation lower_d x + lower_b <= f(x) <= upper_d x + upper_b of a
+/// node; each tensor is `[1, *node_shape]` (shared by the rows) or `[S, *node_shape]` (per
+/// row), and the biases may be undefined (zero).
+struct ElementwiseRelaxation {
+  at::Tensor lower_d, lower_b, upper_d, upper_b;
+};
+
+/// Rows after an elementwise relaxation: new rows over the same node and a constant `[S]`.
+struct RelaxedRows {
+  APtr a;
+  at::Tensor bias;
+};
+
+/// A 2-D convolution y = conv(x, w) (ONNX layout, symmetric padding) over the last three
+/// dimensions of its input node.
+struct Conv2dGeometry {
+  std::vector<int64_t> stride{1, 1}, pad{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+};
 
 /// S rows of linear functions of one node's value.
 class AMatrix {
@@ -39,6 +62,13 @@ class AMatrix {
   virtual at::Tensor concretize_lower(const at::Tensor& l, const at::Tensor& u) const = 0;
   /// The same rows viewed on a node of another shape with the same number of elements.
   virtual APtr reshaped(const std::vector<int64_t>& shape) const = 0;
+  /// For a lower bound of A y with y = f(x) relaxed by `r`: rows A_x = A+ lower_d + A- upper_d
+  /// and bias sum_i (A+ lower_b + A- upper_b). Default: on the dense tensor.
+  virtual RelaxedRows relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const;
+  /// Rows of y = conv(x, w) pulled back to x (`in_shape`): A_x = conv^T(A_y), the bias left
+  /// to the caller. Default: transposed convolution of the dense tensor.
+  virtual APtr through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
+                            at::ScalarType dtype) const;
 };
 
 /// A dense tensor `[S, *node_shape]`.
@@ -58,7 +88,8 @@ class DenseA final : public AMatrix {
   at::Tensor a_;
 };
 
-/// Rows `sign_s * e_{index_s}` over the flattened node: the identity and its subsets.
+/// Rows `sign_s * e_{index_s}` over the flattened node: the identity and its subsets (the
+/// coefficient `sign_s` is any number once an elementwise relaxation has scaled the rows).
 class UnitRowsA final : public AMatrix {
  public:
   /// `index`, `sign`: int64 / floating tensors of length S.
@@ -71,11 +102,18 @@ class UnitRowsA final : public AMatrix {
   at::Tensor contract(const at::Tensor& v) const override;
   at::Tensor concretize_lower(const at::Tensor& l, const at::Tensor& u) const override;
   APtr reshaped(const std::vector<int64_t>& shape) const override;
+  /// Stays unit rows: coefficient sign_s d[index_s] with the line chosen by its sign.
+  RelaxedRows relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const override;
+  /// Unit rows at a convolution's output become patches of its kernel (no dense matrix).
+  APtr through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
+                    at::ScalarType dtype) const override;
 
  private:
   std::vector<int64_t> shape_;
+  /// Entry of each row of `t` (`[1 | S, *shape]` or broadcastable to shape) at index_s.
+  at::Tensor pick(const at::Tensor& t) const;
   at::Tensor index_;  // [S] int64 into the flattened node
-  at::Tensor sign_;   // [S] +1 / -1 (double)
+  at::Tensor sign_;   // [S] coefficients (+1 / -1 before any relaxation)
 };
 
 /// Sum of two A matrices over the same node (dense unless both are absent).

@@ -33,6 +33,9 @@ struct AlphaOptions {
   double beta2 = 0.999;          ///< Adam second-moment decay
   int early_stop_patience = 10;  ///< stop after this many steps without improvement
   bool keep_best = true;         ///< return the best bound seen per specification row
+  /// Optimise lower and upper bounds in separate runs, each with its own slopes (auto_LiRPA's
+  /// default; tighter, twice the work); false: one run on the rows [C; -C] together.
+  bool separate_sides = true;
 };
 
 struct BoundOptions {
@@ -45,7 +48,7 @@ struct BoundOptions {
 struct BoundsResult {
   at::Tensor lower;  ///< [K]
   at::Tensor upper;  ///< [K]
-  int iterations = 0;  ///< alpha-CROWN steps taken (0 otherwise)
+  int iterations = 0;  ///< alpha-CROWN steps taken (the most of the two sides' runs; 0 otherwise)
 };
 
 /// Bounds of `c y` (c: [K, output_size]; undefined = identity) for every input x with

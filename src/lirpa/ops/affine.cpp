@@ -37,6 +37,10 @@ class AffineOp final : public BoundOp {
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
     at::Tensor bias = shift_.empty() ? at::Tensor() : a->contract(env.params.get(shift_, env.dtype));
     if (scale_.empty() && a->node_shape() == in_shape_) return {{a}, bias};
+    if (a->node_shape() == in_shape_) {  // no broadcast: A_x = A_y diag(s), in the rows' own form
+      at::Tensor s = env.params.get(scale_, env.dtype);
+      return {{a->relax({s, {}, s, {}}, env.dtype).a}, bias};
+    }
     at::Tensor ad = a->dense(env.dtype);
     if (!scale_.empty()) ad = ad * env.params.get(scale_, env.dtype);  // A_x = A_y diag(s)
     return {{DenseA::make(sum_to_rows(ad, in_shape_))}, bias};

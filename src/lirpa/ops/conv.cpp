@@ -27,19 +27,11 @@ class ConvOp final : public BoundOp {
   }
 
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
-    at::Tensor w = env.params.get(w_, env.dtype);
-    at::Tensor ad = a->dense(env.dtype);
-    at::Tensor a4 = merge_lead(ad, 3);
-    int64_t h = in_[in_.size() - 2], wd = in_[in_.size() - 1];
-    std::vector<int64_t> out_pad(2);
-    for (int i = 0; i < 2; ++i) {
-      int64_t full = (a4.size(2 + i) - 1) * win_.stride[i] - 2 * win_.pad[i] + win_.dilation[i] * (win_.kernel[i] - 1) + 1;
-      out_pad[i] = (i == 0 ? h : wd) - full;  // rows/cols the strided forward never read
-    }
-    at::Tensor ax = at::conv_transpose2d(a4, w, {}, win_.stride, win_.pad, out_pad, groups_, win_.dilation);
+    Conv2dGeometry geo{win_.stride, win_.pad, win_.dilation, groups_};
+    APtr ax = a->through_conv(env.params.get(w_, env.dtype), geo, in_, env.dtype);  // A_x = W^T * A_y
     at::Tensor bias;
     if (!b_.empty()) bias = a->contract(env.params.get(b_, env.dtype).reshape({-1, 1, 1}));  // sum A_y b
-    return {{DenseA::make(ax.reshape(with_lead(ad.size(0), in_)))}, bias};
+    return {{ax}, bias};
   }
 
  private:

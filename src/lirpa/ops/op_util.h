@@ -44,12 +44,8 @@ struct Relaxation {
 /// lower bound of A y, positive entries of A take the lower line, negative ones the upper:
 /// A_x = A+ lower_d + A- upper_d,  bias = sum(A+ lower_b + A- upper_b).
 inline Backward relaxed_backward(const APtr& a, const Relaxation& r, at::ScalarType dtype) {
-  at::Tensor ad = a->dense(dtype);
-  at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
-  at::Tensor ax = pos * r.lower_d + neg * r.upper_d;  // A_x = A+ d_l + A- d_u
-  at::Tensor bias_terms = pos * r.lower_b + neg * r.upper_b;
-  at::Tensor bias = bias_terms.reshape({ad.size(0), -1}).sum(1);
-  return Backward{{DenseA::make(ax)}, bias};
+  RelaxedRows out = a->relax({r.lower_d, r.lower_b, r.upper_d, r.upper_b}, dtype);
+  return Backward{{out.a}, out.bias};
 }
 
 /// Merges leading dims so that the last `k` dims remain: [N, ..., d1..dk] -> [M, d1..dk].

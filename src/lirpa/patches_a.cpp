@@ -1,0 +1,142 @@
+// PatchesA: rows as small kernels over windows of a [C, H, W] node (convolution-aware A).
+
+#include "tessera/lirpa/patches_a.h"
+
+#include <ATen/ATen.h>
+
+#include "tessera/core/error.h"
+
+namespace tessera::lirpa {
+
+using at::indexing::Slice;
+
+namespace {
+
+std::vector<int64_t> with_rows(int64_t s, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out{s};
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+}  // namespace
+
+bool PatchesA::fits(const std::vector<int64_t>& shape) {
+  if (shape.size() < 3) return false;
+  for (size_t i = 0; i + 3 < shape.size(); ++i)
+    if (shape[i] != 1) return false;
+  return true;
+}
+
+PatchesA::PatchesA(std::vector<int64_t> shape, at::Tensor kernel, at::Tensor origin)
+    : shape_(std::move(shape)), kernel_(std::move(kernel)), origin_(std::move(origin)) {
+  TESSERA_CHECK(fits(shape_), InvalidInput, "PatchesA needs a node shape [1.., C, H, W]");
+  c_ = shape_[shape_.size() - 3], h_ = shape_[shape_.size() - 2], w_ = shape_[shape_.size() - 1];
+  TESSERA_CHECK(kernel_.dim() == 4 && kernel_.size(1) == c_, DimensionMismatch, "PatchesA: kernel must be [S, ", c_,
+                ", KH, KW]");
+  TESSERA_CHECK(origin_.dim() == 2 && origin_.size(0) == kernel_.size(0) && origin_.size(1) == 2, DimensionMismatch,
+                "PatchesA: origin must be [S, 2]");
+  origin_ = origin_.to(at::kLong);
+  for (int64_t& p : pad_) p = 0;
+  if (kernel_.size(0) == 0) return;
+  // pad so that every window [y, y + KH) x [x, x + KW) lies inside the padded node
+  int64_t ylo = origin_.select(1, 0).min().item<int64_t>(), yhi = origin_.select(1, 0).max().item<int64_t>();
+  int64_t xlo = origin_.select(1, 1).min().item<int64_t>(), xhi = origin_.select(1, 1).max().item<int64_t>();
+  pad_[0] = std::max<int64_t>(0, -ylo);
+  pad_[1] = std::max<int64_t>(0, yhi + kernel_.size(2) - h_);
+  pad_[2] = std::max<int64_t>(0, -xlo);
+  pad_[3] = std::max<int64_t>(0, xhi + kernel_.size(3) - w_);
+}
+
+at::Tensor PatchesA::windows(const at::Tensor& t, bool per_row) const {
+  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+  at::Tensor base = per_row ? t.reshape({s, c_, h_, w_}) : t.expand(shape_).reshape({c_, h_, w_});
+  // node coordinates of every window entry: y_s + i, x_s + j
+  at::Tensor iy = origin_.select(1, 0).view({s, 1, 1}) + at::arange(kh, origin_.options()).view({1, kh, 1});
+  at::Tensor ix = origin_.select(1, 1).view({s, 1, 1}) + at::arange(kw, origin_.options()).view({1, 1, kw});
+  bool outside = pad_[0] || pad_[1] || pad_[2] || pad_[3];
+  at::Tensor valid;
+  if (outside) {  // read a clamped position, then zero what lies outside the node (no padded copy of t)
+    valid = (iy >= 0).logical_and(iy < h_).logical_and(ix >= 0).logical_and(ix < w_);  // [S, KH, KW]
+    iy = iy.clamp(0, h_ - 1);
+    ix = ix.clamp(0, w_ - 1);
+  }
+  at::Tensor flat = (iy * w_ + ix).reshape({s, 1, kh * kw});  // position in the flattened H x W plane
+  at::Tensor out;
+  if (per_row) {  // out[s, c, k] = t[s, c, flat[s, k]]
+    out = base.reshape({s, c_, h_ * w_}).gather(2, flat.expand({s, c_, kh * kw}));
+  } else {        // out[s, c, k] = t[c, flat[s, k]]
+    out = base.reshape({c_, h_ * w_}).index_select(1, flat.reshape({-1})).view({c_, s, kh * kw}).transpose(0, 1);
+  }
+  out = out.reshape({s, c_, kh, kw});
+  if (outside) out = out * valid.unsqueeze(1).to(out.scalar_type());
+  return out;
+}
+
+at::Tensor PatchesA::relaxation_windows(const at::Tensor& t) const {
+  if (t.dim() == static_cast<int64_t>(shape_.size()) + 1) {
+    if (t.size(0) == 1) return windows(t.select(0, 0), false);
+    TESSERA_CHECK(t.size(0) == rows(), DimensionMismatch, "PatchesA: relaxation has ", t.size(0), " rows, not ",
+                  rows());
+    return windows(t, true);
+  }
+  return windows(t, false);
+}
+
+at::Tensor PatchesA::masked_kernel() const {
+  if (!(pad_[0] || pad_[1] || pad_[2] || pad_[3])) return kernel_;
+  at::Tensor ones = at::ones(shape_, kernel_.options());
+  return kernel_ * windows(ones, false);  // zero the entries outside the node
+}
+
+at::Tensor PatchesA::dense(at::ScalarType dtype) const {
+  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+  at::Tensor out = at::zeros({s, c_, h_ + pad_[0] + pad_[1], w_ + pad_[2] + pad_[3]}, kernel_.options().dtype(dtype));
+  at::Tensor r = at::arange(s, origin_.options()).view({s, 1, 1});
+  at::Tensor iy = (origin_.select(1, 0) + pad_[0]).view({s, 1, 1}) + at::arange(kh, origin_.options()).view({1, kh, 1});
+  at::Tensor ix = (origin_.select(1, 1) + pad_[2]).view({s, 1, 1}) + at::arange(kw, origin_.options()).view({1, 1, kw});
+  out.index_put_({r, Slice(), iy, ix}, kernel_.to(dtype).permute({0, 2, 3, 1}));  // out[s, :, y_s+i, x_s+j] = K
+  out = out.slice(2, pad_[0], pad_[0] + h_).slice(3, pad_[2], pad_[2] + w_);
+  return out.reshape(with_rows(s, shape_));
+}
+
+at::Tensor PatchesA::contract(const at::Tensor& v) const {
+  // sum_{c,i,j} K[s,c,i,j] v[c, y_s+i, x_s+j]
+  return (kernel_ * windows(v.to(kernel_.scalar_type()), false)).sum({1, 2, 3});
+}
+
+at::Tensor PatchesA::concretize_lower(const at::Tensor& l, const at::Tensor& u) const {
+  // min_x A x = A c - |A| r over the window (c, r zero outside the node)
+  at::Tensor lf = l.to(kernel_.scalar_type()), uf = u.to(kernel_.scalar_type());
+  at::Tensor wc = windows((lf + uf) / 2, false), wr = windows((uf - lf) / 2, false);
+  return (kernel_ * wc).sum({1, 2, 3}) - (kernel_.abs() * wr).sum({1, 2, 3});
+}
+
+APtr PatchesA::reshaped(const std::vector<int64_t>& shape) const {
+  if (fits(shape) && std::equal(shape.end() - 3, shape.end(), shape_.end() - 3))
+    return std::make_shared<PatchesA>(shape, kernel_, origin_);  // only size-1 dims changed
+  return DenseA::make(dense(kernel_.scalar_type()).reshape(with_rows(rows(), shape)));
+}
+
+RelaxedRows PatchesA::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
+  at::Tensor k = kernel_.to(dtype);
+  at::Tensor pos = k.clamp_min(0), neg = k.clamp_max(0);
+  // K_x = K+ d_l + K- d_u on each window (zero outside the node)
+  at::Tensor kx = pos * relaxation_windows(r.lower_d.to(dtype)) + neg * relaxation_windows(r.upper_d.to(dtype));
+  at::Tensor bias = at::zeros({rows()}, k.options());
+  if (r.lower_b.defined()) bias = bias + (pos * relaxation_windows(r.lower_b.to(dtype))).sum({1, 2, 3});
+  if (r.upper_b.defined()) bias = bias + (neg * relaxation_windows(r.upper_b.to(dtype))).sum({1, 2, 3});
+  return {std::make_shared<PatchesA>(shape_, kx, origin_), bias};
+}
+
+APtr PatchesA::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
+                            at::ScalarType dtype) const {
+  if (!fits(in_shape)) return AMatrix::through_conv(w, g, in_shape, dtype);
+  // window of the input read by the window of the output: K_x = conv^T(K_y) (no padding),
+  // its corner at y_s * stride - pad
+  at::Tensor kx = at::conv_transpose2d(masked_kernel().to(dtype), w.to(dtype), {}, g.stride, {0, 0}, {0, 0}, g.groups,
+                                       g.dilation);
+  at::Tensor step = at::tensor(g.stride, at::kLong).view({1, 2}), pad = at::tensor(g.pad, at::kLong).view({1, 2});
+  return std::make_shared<PatchesA>(in_shape, kx, origin_ * step - pad);
+}
+
+}  // namespace tessera::lirpa

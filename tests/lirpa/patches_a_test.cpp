@@ -1,0 +1,152 @@
+// The convolution-aware A rows (PatchesA, and UnitRowsA through a convolution or a
+// relaxation) against their dense equivalents: every operation must give the same rows,
+// biases and bounds as on the dense tensor.
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tessera/lirpa/a_matrix.h"
+#include "tessera/lirpa/patches_a.h"
+
+namespace tessera::lirpa {
+namespace {
+
+struct ConvCase {
+  std::vector<int64_t> in_shape;  // [1, C, H, W]
+  std::vector<int64_t> w_shape;   // [Co, C / groups, kh, kw]
+  Conv2dGeometry geo;
+};
+
+std::vector<int64_t> conv_out_shape(const ConvCase& c) {
+  at::Tensor y = at::conv2d(at::zeros(c.in_shape, at::kDouble), at::zeros(c.w_shape, at::kDouble), {}, c.geo.stride,
+                            c.geo.pad, c.geo.dilation, c.geo.groups);
+  return y.sizes().vec();
+}
+
+std::vector<ConvCase> cases() {
+  return {
+      {{1, 3, 8, 8}, {4, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+      {{1, 4, 9, 9}, {6, 2, 3, 3}, {{2, 2}, {1, 1}, {1, 1}, 2}},    // stride, groups
+      {{1, 4, 9, 7}, {4, 4, 3, 2}, {{1, 2}, {2, 0}, {2, 1}, 1}},    // dilation, uneven
+      {{1, 6, 10, 10}, {6, 1, 4, 4}, {{2, 2}, {1, 1}, {1, 1}, 6}},  // depthwise
+      {{1, 2, 7, 7}, {3, 2, 3, 3}, {{2, 2}, {0, 0}, {1, 1}, 1}},    // window misses the last row
+  };
+}
+
+// A_x x = A_y conv(x) for every x: the pullback is the adjoint of the convolution.
+void expect_pullback(const APtr& ax, const APtr& ay, const at::Tensor& w, const ConvCase& c) {
+  at::Tensor x = at::randn({5, c.in_shape[1], c.in_shape[2], c.in_shape[3]}, at::kDouble);
+  at::Tensor y = at::conv2d(x, w, {}, c.geo.stride, c.geo.pad, c.geo.dilation, c.geo.groups);
+  at::Tensor lhs = at::matmul(ax->dense(at::kDouble).reshape({ax->rows(), -1}), x.reshape({5, -1}).t());
+  at::Tensor rhs = at::matmul(ay->dense(at::kDouble).reshape({ay->rows(), -1}), y.reshape({5, -1}).t());
+  EXPECT_TRUE(at::allclose(lhs, rhs, 1e-10, 1e-10)) << (lhs - rhs).abs().max();
+}
+
+void expect_same(const APtr& got, const APtr& want) {
+  ASSERT_EQ(got->rows(), want->rows());
+  ASSERT_EQ(got->node_shape(), want->node_shape());
+  at::Tensor g = got->dense(at::kDouble), d = want->dense(at::kDouble);
+  EXPECT_TRUE(at::allclose(g, d, 1e-12, 1e-12)) << (g - d).abs().max();
+}
+
+APtr random_unit_rows(const std::vector<int64_t>& shape, int64_t s) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  at::Tensor idx = at::randint(n, {s}, at::kLong);
+  at::Tensor sign = (at::rand({s}, at::kDouble) > 0.5).to(at::kDouble) * 2 - 1;
+  return std::make_shared<UnitRowsA>(shape, idx, sign);
+}
+
+std::vector<int64_t> lead(int64_t s, std::vector<int64_t> shape) {
+  shape.insert(shape.begin(), s);
+  return shape;
+}
+
+TEST(LirpaPatchesA, UnitRowsThroughConvAreTheKernel) {
+  at::manual_seed(11);
+  for (const ConvCase& c : cases()) {
+    at::Tensor w = at::randn(c.w_shape, at::kDouble);
+    APtr ay = random_unit_rows(conv_out_shape(c), 17);
+    APtr ax = ay->through_conv(w, c.geo, c.in_shape, at::kDouble);
+    EXPECT_NE(dynamic_cast<const PatchesA*>(ax.get()), nullptr);
+    expect_pullback(ax, ay, w, c);
+    expect_same(ax, DenseA::make(ay->dense(at::kDouble))->through_conv(w, c.geo, c.in_shape, at::kDouble));
+  }
+}
+
+TEST(LirpaPatchesA, RelaxContractConcretizeMatchDense) {
+  at::manual_seed(12);
+  for (const ConvCase& c : cases()) {
+    at::Tensor w = at::randn(c.w_shape, at::kDouble);
+    APtr p = random_unit_rows(conv_out_shape(c), 13)->through_conv(w, c.geo, c.in_shape, at::kDouble);
+    APtr d = DenseA::make(p->dense(at::kDouble));
+    // per-row slopes (alpha) and shared ones, with and without biases
+    for (bool per_row : {false, true}) {
+      ElementwiseRelaxation r{at::rand(lead(per_row ? 13 : 1, c.in_shape), at::kDouble),
+                              at::randn(lead(1, c.in_shape), at::kDouble),
+                              at::rand(lead(1, c.in_shape), at::kDouble), per_row ? at::Tensor() : at::randn(lead(1, c.in_shape), at::kDouble)};
+      RelaxedRows rp = p->relax(r, at::kDouble), rd = d->relax(r, at::kDouble);
+      EXPECT_NE(dynamic_cast<const PatchesA*>(rp.a.get()), nullptr);
+      expect_same(rp.a, rd.a);
+      EXPECT_TRUE(at::allclose(rp.bias, rd.bias, 1e-12, 1e-12));
+    }
+    at::Tensor v = at::randn({c.in_shape[1], 1, 1}, at::kDouble);
+    EXPECT_TRUE(at::allclose(p->contract(v), d->contract(v), 1e-12, 1e-12));
+    at::Tensor l = at::randn(c.in_shape, at::kDouble), u = l + at::rand(c.in_shape, at::kDouble);
+    EXPECT_TRUE(at::allclose(p->concretize_lower(l, u), d->concretize_lower(l, u), 1e-12, 1e-12));
+  }
+}
+
+TEST(LirpaPatchesA, PatchesThroughASecondConv) {
+  // conv after conv: the window grows; entries over the padding must not leak through
+  at::manual_seed(13);
+  ConvCase first{{1, 4, 9, 9}, {6, 2, 3, 3}, {{2, 2}, {1, 1}, {1, 1}, 2}};
+  ConvCase second{{1, 3, 17, 17}, {4, 3, 3, 3}, {{2, 2}, {2, 2}, {2, 2}, 1}};
+  ASSERT_EQ(conv_out_shape(second), first.in_shape);
+  at::Tensor w1 = at::randn(first.w_shape, at::kDouble), w2 = at::randn(second.w_shape, at::kDouble);
+  APtr rows = random_unit_rows(conv_out_shape(first), 21);
+  APtr p1 = rows->through_conv(w1, first.geo, first.in_shape, at::kDouble);
+  APtr p2 = p1->through_conv(w2, second.geo, second.in_shape, at::kDouble);
+  EXPECT_NE(dynamic_cast<const PatchesA*>(p2.get()), nullptr);
+  expect_pullback(p2, p1, w2, second);
+  APtr d2 = DenseA::make(p1->dense(at::kDouble))->through_conv(w2, second.geo, second.in_shape, at::kDouble);
+  expect_same(p2, d2);
+}
+
+TEST(LirpaPatchesA, ReshapeKeepsPatchesOnlyForUnitDims) {
+  at::manual_seed(14);
+  ConvCase c = cases()[1];
+  APtr p = random_unit_rows(conv_out_shape(c), 5)->through_conv(at::randn(c.w_shape, at::kDouble), c.geo,
+                                                                c.in_shape, at::kDouble);
+  APtr same = p->reshaped({4, 9, 9});
+  EXPECT_NE(dynamic_cast<const PatchesA*>(same.get()), nullptr);
+  EXPECT_TRUE(at::equal(same->dense(at::kDouble).reshape({5, -1}), p->dense(at::kDouble).reshape({5, -1})));
+  APtr flat = p->reshaped({1, 324});
+  EXPECT_EQ(dynamic_cast<const PatchesA*>(flat.get()), nullptr);
+  EXPECT_TRUE(at::equal(flat->dense(at::kDouble).reshape({5, -1}), p->dense(at::kDouble).reshape({5, -1})));
+}
+
+TEST(LirpaPatchesA, UnitRowsRelaxStayUnitRows) {
+  at::manual_seed(15);
+  std::vector<int64_t> shape{1, 3, 4, 4};
+  APtr a = random_unit_rows(shape, 9);
+  for (bool per_row : {false, true}) {
+    ElementwiseRelaxation r{at::rand(lead(per_row ? 9 : 1, shape), at::kDouble), at::randn(lead(1, shape), at::kDouble),
+                            at::rand(lead(1, shape), at::kDouble), at::randn(lead(1, shape), at::kDouble)};
+    RelaxedRows ru = a->relax(r, at::kDouble), rd = DenseA::make(a->dense(at::kDouble))->relax(r, at::kDouble);
+    EXPECT_NE(dynamic_cast<const UnitRowsA*>(ru.a.get()), nullptr);
+    expect_same(ru.a, rd.a);
+    EXPECT_TRUE(at::allclose(ru.bias, rd.bias, 1e-12, 1e-12));
+    at::Tensor l = at::randn(shape, at::kDouble), u = l + at::rand(shape, at::kDouble);
+    EXPECT_TRUE(at::allclose(ru.a->concretize_lower(l, u), rd.a->concretize_lower(l, u), 1e-12, 1e-12));
+  }
+}
+
+TEST(LirpaPatchesA, RejectsBadShapes) {
+  EXPECT_THROW(PatchesA({2, 3, 4, 4}, at::zeros({1, 3, 1, 1}), at::zeros({1, 2}, at::kLong)), std::exception);
+  EXPECT_THROW(PatchesA({1, 3, 4, 4}, at::zeros({1, 2, 1, 1}), at::zeros({1, 2}, at::kLong)), std::exception);
+  EXPECT_THROW(PatchesA({1, 3, 4, 4}, at::zeros({1, 3, 1, 1}), at::zeros({2, 2}, at::kLong)), std::exception);
+}
+
+}  // namespace
+}  // namespace tessera::lirpa
