@@ -15,15 +15,6 @@ namespace {
 /// Largest coarsest level solved by a dense inverse; a larger one (coarsening stalled) is smoothed.
 constexpr int64_t kDenseLimit = 2000;
 
-template <typename F>
-void with_index_type(at::ScalarType t, F&& f) {
-  if (t == at::kInt) {
-    f.template operator()<int32_t>();
-  } else {
-    f.template operator()<int64_t>();
-  }
-}
-
 /// Greedy aggregation in three passes over the strength graph
 /// (j strong for i when |a_ij| >= theta sqrt(|a_ii a_jj|), j != i).
 template <typename I>

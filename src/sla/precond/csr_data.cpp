@@ -16,15 +16,6 @@
 namespace tessera::sla::detail {
 namespace {
 
-template <typename F>
-void with_index_type(at::ScalarType t, F&& f) {
-  if (t == at::kInt) {
-    f.template operator()<int32_t>();
-  } else {
-    f.template operator()<int64_t>();
-  }
-}
-
 /// The common index type of several matrices (int64 if any is int64).
 at::ScalarType common_index(std::initializer_list<const CsrData*> ms) {
   for (const CsrData* m : ms) {

@@ -42,4 +42,14 @@ CsrData csr_triple_product(const CsrData& r, const CsrData& a, const CsrData& p)
 /// int32 when `nnz` and `cols` fit, else int64.
 at::ScalarType index_dtype_for(int64_t nnz, int64_t cols);
 
+/// Calls `f.template operator()<I>()` with I = int32_t for kInt indices, else int64_t.
+template <typename F>
+void with_index_type(at::ScalarType t, F&& f) {
+  if (t == at::kInt) {
+    f.template operator()<int32_t>();
+  } else {
+    f.template operator()<int64_t>();
+  }
+}
+
 }  // namespace tessera::sla::detail

@@ -13,15 +13,6 @@
 namespace tessera::sla::detail {
 namespace {
 
-template <typename F>
-void with_index_type(at::ScalarType t, F&& f) {
-  if (t == at::kInt) {
-    f.template operator()<int32_t>();
-  } else {
-    f.template operator()<int64_t>();
-  }
-}
-
 /// Position of the diagonal of every row (-1 when not stored).
 template <typename I>
 at::Tensor find_diagonal(const CsrData& m) {
