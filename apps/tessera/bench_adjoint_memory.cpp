@@ -7,10 +7,8 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.h"
-#include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/solve.h"
