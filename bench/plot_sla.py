@@ -2,8 +2,10 @@
 """PNG plots from the JSON lines of bench/sla_peers.sh:
   sla_cg_time_per_iteration.png  time per CG iteration vs DOF for every solver (log-log)
   sla_spmv_bandwidth.png         SpMV bandwidth per storage form and size vs STREAM triad
+  sla_amg_scaling.png            AMG-CG iterations and time to solution vs DOF (2D Poisson;
+                                 lines of `tessera bench amg` and `tessera bench scale`)
 
-  /usr/bin/python3 bench/plot_sla.py bench/results/sla_perf.jsonl [out_dir]
+  /usr/bin/python3 bench/plot_sla.py bench/results/sla_perf.jsonl [out_dir] [amg.jsonl ...]
 """
 import collections
 import json
@@ -68,11 +70,43 @@ def plot_spmv(lines, out):
     fig.savefig(os.path.join(out, "sla_spmv_bandwidth.png"), dpi=110)
 
 
+def plot_amg(lines, out):
+    """Iterations (left) and seconds to solution (right) of CG + AMG on 2D Poisson per rtol."""
+    series = collections.defaultdict(dict)
+    for l in lines:
+        amg = l.get("bench") == "amg" and l.get("case") == "poisson2d" and l.get("preconditioner") == "amg"
+        scale = l.get("bench") == "scale" and l.get("preconditioner") == "amg"
+        if (amg or scale) and l.get("status") == "converged":
+            seconds = l.get("seconds_to_solution", l.get("solve_seconds"))
+            series[f'rtol {l["rtol"]:g}'][l["dof"]] = (l["iterations"], seconds)
+    if not series:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.5))
+    for name, pts in sorted(series.items()):
+        dofs = sorted(pts)
+        left.semilogx(dofs, [pts[d][0] for d in dofs], marker="o", label=name)
+        right.loglog(dofs, [pts[d][1] for d in dofs], marker="o", label=name)
+    left.set_xlabel("DOF (2D Poisson)")
+    left.set_ylabel("CG + AMG iterations")
+    left.set_ylim(bottom=0)
+    left.axhline(30, color="k", linestyle="dashed", linewidth=0.8)
+    right.set_xlabel("DOF (2D Poisson)")
+    right.set_ylabel("seconds to solution (set-up included)")
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Smoothed-aggregation AMG-CG on 2D Poisson, float64")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "sla_amg_scaling.png"), dpi=110)
+
+
 def main():
     lines = load(sys.argv[1])
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(sys.argv[1])
     plot_cg(lines, out)
     plot_spmv(lines, out)
+    amg = [l for path in sys.argv[3:] for l in load(path)]
+    plot_amg(lines + amg, out)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,14 @@
 # a CG over torch CSR tensors and SciPy spsolve (bench/sla_peers.py, /usr/bin/python3).
 # Writes $OUT/sla_perf.jsonl (every JSON line, with load averages) and $OUT/sla_ratios.json.
 #
-#   cmake --build build --target tessera bench_eigen_cg && bench/sla_peers.sh
+#   cmake --build build --target tessera bench_eigen_cg bench_plain_csr_spmv && bench/sla_peers.sh
 #   QUICK=1 bench/sla_peers.sh        # small sizes only (a smoke run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
 TESSERA=${TESSERA:-build/tessera}
 EIGEN=${EIGEN:-build/bench_eigen_cg}
+PLAIN=${PLAIN:-build/bench_plain_csr_spmv}
 THREADS=${THREADS:-2}
 IT=${IT:-200}
 PY=/usr/bin/python3
@@ -33,6 +34,7 @@ run() { echo "+ $*" >&2; "$@" | tee -a "$J"; }
 meta "start threads=$THREADS cores=$(nproc) OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 for n in $SPMV_SIZES; do
   run "$TESSERA" --threads "$THREADS" bench spmv --n "$n"
+  run "$PLAIN" "$n"   # the textbook OpenMP CSR kernel and its own triad, for reference
 done
 # time per iteration: every solver runs exactly $IT iterations (rtol 0), medians of 3
 for n in $CG_SIZES; do

@@ -49,9 +49,10 @@ def main():
             "torch_over_tessera": ratio(tor, ours), "torch_over_tessera_csr": ratio(tor, ours_csr),
         }
     for l in lines:
-        if l.get("bench") == "spmv":
-            out["spmv"].append({k: l[k] for k in ("rows", "format", "seconds_per_spmv_median", "bandwidth_gbs",
+        if l.get("bench") == "spmv" or l.get("solver") == "plain-openmp-csr-spmv":
+            out["spmv"].append({k: l[k] for k in ("rows", "seconds_per_spmv_median", "bandwidth_gbs",
                                                   "stream_gbs", "fraction_of_stream")})
+            out["spmv"][-1]["format"] = l.get("format", l.get("solver"))
         if l.get("bench") == "cg":
             out["cg_floor"].append({k: l[k] for k in ("dof", "format", "preconditioner", "rtol", "iterations",
                                                       "seconds_per_iteration_median", "floor_seconds_per_iteration",

@@ -1,7 +1,7 @@
 // `tessera bench amg`: the set-up preconditioners of the native Krylov solvers against
 // CG + Jacobi in the same run: AMG-CG on 2D Poisson over sizes, 3D Poisson, MINRES on a
 // shifted (indefinite) Laplacian, GMRES + ILU(0) on convection-diffusion, IC(0) and hypre's
-// BoomerAMG where compiled. `tessera bench scale`: one large AMG-CG solve with its memory.
+// BoomerAMG where compiled.
 // One JSON line per solve.
 
 #include <ATen/ATen.h>

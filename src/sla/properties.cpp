@@ -53,7 +53,11 @@ MatrixProperties detect_properties(const SparseTensor& a, int64_t batch_index) {
   if (!p.square || a.nnz() == 0) return p;
   at::Tensor v = a.values().detach().reshape({a.batch_size(), a.nnz()})[batch_index].to(at::kCPU, at::kDouble).contiguous();
   at::Tensor rp = a.row_ptr().cpu().contiguous(), ci = a.col_idx().cpu().contiguous();
-  const double scale = v.abs().max().item<double>();
+  double scale = 0.0;   // max |a_ij|, without an nnz-sized temporary
+  const double* vp = v.data_ptr<double>();
+  const int64_t nnz = v.numel();
+#pragma omp parallel for schedule(static) reduction(max : scale) if (nnz > 65536)
+  for (int64_t p = 0; p < nnz; ++p) scale = std::max(scale, std::abs(vp[p]));
   // symmetric: pattern and values (|a_ij - a_ji| <= 1e-12 max |a|); positive diagonal; weak dominance
   if (rp.scalar_type() == at::kInt) {
     return scan_rows(rp.data_ptr<int32_t>(), ci.data_ptr<int32_t>(), v.data_ptr<double>(), a.rows(), scale);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tessera/core/error.h"
@@ -76,14 +77,45 @@ SparseTensor SparseTensor::to(at::ScalarType dtype) const {
   return with_values(values_.to(dtype));
 }
 
+namespace {
+
+/// Position p of the stored a_ii in each row i < min(rows, cols) (-1 when not stored), by
+/// binary search in the row's sorted columns: O(n log(nnz / n)), no nnz-sized temporary.
+template <typename index_t>
+at::Tensor diagonal_positions(const at::Tensor& row_ptr, const at::Tensor& col_idx, int64_t n) {
+  const index_t* rp = row_ptr.data_ptr<index_t>();
+  const index_t* ci = col_idx.data_ptr<index_t>();
+  at::Tensor where = at::empty({n}, at::kLong);
+  int64_t* w = where.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const index_t* hit = std::lower_bound(ci + rp[i], ci + rp[i + 1], static_cast<index_t>(i));
+    w[i] = hit != ci + rp[i + 1] && *hit == i ? hit - ci : -1;
+  }
+  return where;
+}
+
+}  // namespace
+
 at::Tensor SparseTensor::diagonal() const {
-  at::Tensor row = row_indices();
-  at::Tensor on_diag = (row == col_idx_.to(at::kLong)).nonzero().flatten();   // entries p with row(p) = col(p)
+  const int64_t n = std::min(rows_, cols_);
   std::vector<int64_t> shape = batch_shape();
-  shape.push_back(std::min(rows_, cols_));
+  shape.push_back(n);
   const int64_t dim = values_.dim() - 1;
-  return at::zeros(shape, values_.options())
-      .index_add(dim, row.index_select(0, on_diag), values_.index_select(dim, on_diag));
+  at::Tensor rows, positions;   // diagonal entries: row i stores a_ii at position p
+  if (row_ptr_.is_cpu()) {
+    const at::Tensor where = row_ptr_.scalar_type() == at::kInt ? diagonal_positions<int32_t>(row_ptr_, col_idx_, n)
+                                                                : diagonal_positions<int64_t>(row_ptr_, col_idx_, n);
+    rows = (where >= 0).nonzero().flatten();
+    positions = where.index_select(0, rows);
+  } else {
+    const at::Tensor row = row_indices();
+    positions = (row == col_idx_.to(at::kLong)).nonzero().flatten();   // entries p with row(p) = col(p)
+    rows = row.index_select(0, positions);
+  }
+  rows = rows.to(values_.device());
+  positions = positions.to(values_.device());
+  return at::zeros(shape, values_.options()).index_add(dim, rows, values_.index_select(dim, positions));
 }
 
 CsrMatrix SparseTensor::to_csr_matrix(int64_t batch_index) const {

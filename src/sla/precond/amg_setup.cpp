@@ -101,7 +101,7 @@ CsrData smoothed_prolongator(const CsrData& a, const at::Tensor& inv_diag, doubl
       rp[i + 1] = static_cast<I>(cols.size());
     }
   });
-  CsrData t{trp, at::tensor(cols, at::kLong).to(itype), at::tensor(vals, at::kDouble), n, coarse};
+  CsrData t{trp, at::tensor(cols, at::kLong).to(itype), at::tensor(vals, at::kDouble), n, coarse, nullptr};
   CsrData p = csr_multiply(a, t);                                              // A T
   const double omega = 4.0 / (3.0 * lambda_max);                               // w = 4 / (3 rho(D^{-1} A))
   at::Tensor row_scale = (-omega) * inv_diag;
@@ -185,6 +185,7 @@ AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
   CsrData a = fine;
   while (true) {
     AmgLevel level;
+    a.prepare();                                                               // products of this level's A
     level.a = a;
     at::Tensor d = a.diagonal();
     TESSERA_CHECK(!(d == 0).any().item<bool>(), InvalidInput, "AMG: the matrix has a zero on its diagonal (level ",
@@ -201,6 +202,8 @@ AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
     level.p = smoothed_prolongator(a, level.inv_diag, level.lambda_max, agg, coarse);
     level.r = csr_transpose(level.p);                                          // R = P^T
     a = csr_triple_product(level.r, a, level.p);                               // A_c = P^T A P
+    level.p.prepare();
+    level.r.prepare();
     levels.push_back(std::move(level));
   }
   at::Tensor coarse_inverse;

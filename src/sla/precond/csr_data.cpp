@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sla/kernels/csr_kernels.h"
+#include "sla/kernels/spmv.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
@@ -27,6 +28,7 @@ at::ScalarType common_index(std::initializer_list<const CsrData*> ms) {
 CsrData with_index(const CsrData& m, at::ScalarType t) {
   if (m.row_ptr.scalar_type() == t) return m;
   CsrData out = m;
+  out.plan = nullptr;   // the plan reads the old index tensors
   out.row_ptr = m.row_ptr.to(t);
   out.col_idx = m.col_idx.to(t);
   return out;
@@ -75,12 +77,22 @@ CsrData gustavson(int64_t rows, int64_t cols, const RowProducts& row_products) {
       for (int64_t q = 0; q < c; ++q) vap[counts[i] + q] = acc[row_cols[q]];
     }
   }
-  return CsrData{rp, ci, va, rows, cols};
+  return CsrData{rp, ci, va, rows, cols, nullptr};
 }
 
 }  // namespace
 
+void CsrData::prepare() {
+  if (plan || !values.defined() || !values.is_cpu() || values.scalar_type() != at::kDouble) return;
+  plan = std::make_shared<const SpmvPlan>(row_ptr, col_idx, values, rows, cols);
+}
+
 at::Tensor CsrData::apply(const at::Tensor& x) const {
+  if (plan && x.is_cpu() && x.scalar_type() == at::kDouble) {
+    at::Tensor y = at::empty({rows}, x.options());
+    plan->apply(x.contiguous(), y);                                // y = A x, no per-product set-up
+    return y;
+  }
   return csr_spmm(row_ptr, col_idx, {}, values.view({1, nnz()}), x.reshape({1, cols, 1}), rows).view({rows});
 }
 
@@ -101,7 +113,7 @@ at::Tensor CsrData::to_dense() const {
 CsrData csr_of(const SparseTensor& a, int64_t batch) {
   at::Tensor values =
       a.values().detach().reshape({a.batch_size(), a.nnz()}).select(0, batch).to(at::kDouble).contiguous();
-  return CsrData{a.row_ptr(), a.col_idx(), values, a.rows(), a.cols()};
+  return CsrData{a.row_ptr(), a.col_idx(), values, a.rows(), a.cols(), nullptr};
 }
 
 at::ScalarType index_dtype_for(int64_t nnz, int64_t cols) {

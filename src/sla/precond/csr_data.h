@@ -6,10 +6,13 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "tessera/sla/sparse_tensor.h"
 
 namespace tessera::sla::detail {
+
+class SpmvPlan;
 
 struct CsrData {
   at::Tensor row_ptr;  ///< [rows + 1]
@@ -17,8 +20,13 @@ struct CsrData {
   at::Tensor values;   ///< float64 [nnz]
   int64_t rows = 0;
   int64_t cols = 0;
+  /// Set by `prepare()` on CPU: the bandwidth-bound single-vector kernel (stencil form when
+  /// the matrix has one), used by `apply` for float64 CPU vectors.
+  std::shared_ptr<const SpmvPlan> plan;
 
   int64_t nnz() const { return col_idx.defined() ? col_idx.size(0) : 0; }
+  /// Builds `plan` when the tensors are on the CPU (once; a no-op elsewhere).
+  void prepare();
   /// y = A x  (x [cols] -> [rows]).
   at::Tensor apply(const at::Tensor& x) const;
   /// Main diagonal [min(rows, cols)] (zero where not stored).

@@ -29,7 +29,7 @@ at::Tensor find_diagonal(const CsrData& m) {
 }
 
 CsrData copy_of(const CsrData& a) {
-  return CsrData{a.row_ptr, a.col_idx, a.values.to(at::kDouble).contiguous().clone(), a.rows, a.cols};
+  return CsrData{a.row_ptr, a.col_idx, a.values.to(at::kDouble).contiguous().clone(), a.rows, a.cols, nullptr};
 }
 
 /// Lower triangle (with diagonal) of `a`.
@@ -55,7 +55,7 @@ CsrData lower_triangle(const CsrData& a) {
       if (ci[p] <= i) { lc[q] = ci[p]; lv[q++] = va[p]; }
     }
   }
-  return CsrData{lrp, lci, lva, a.rows, a.cols};
+  return CsrData{lrp, lci, lva, a.rows, a.cols, nullptr};
 }
 
 /// In place on f.factor: a_ik /= u_kk; a_ij -= a_ik u_kj for (i, j) in the pattern.

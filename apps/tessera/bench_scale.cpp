@@ -1,0 +1,124 @@
+// `tessera bench scale --n N`: one large 2D Poisson solve (N^2 unknowns) with its memory.
+// The matrix is written straight into int32 CSR (no COO at any size); the MemoryLedger
+// records the bytes of every phase: matrix, right-hand side, and the peak inside `solve()`
+// (property detection, preconditioner set-up, Krylov vectors). One JSON line.
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "tessera/core/memory_ledger.h"
+#include "tessera/sla/generators.h"
+#include "tessera/sla/solve.h"
+
+namespace tessera::app {
+namespace {
+
+struct ScaleBenchOptions {
+  int64_t n = 4096;                   // grid side: n^2 unknowns
+  std::string preconditioner = "amg";
+  double rtol = 1e-6;
+  int64_t maxiter = 100000;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double one = 0;
+  f >> one;
+  return one;
+}
+
+/// Resident set size of this process in bytes (/proc/self/statm), which also counts what
+/// the ledger cannot see (CHOLMOD, hypre, std::vector).
+int64_t resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * 4096;
+}
+
+/// Peak resident set size (VmHWM) in bytes.
+int64_t peak_resident_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string key;
+  while (f >> key) {
+    if (key == "VmHWM:") {
+      int64_t kb = 0;
+      f >> kb;
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+int run_scale_bench(const ScaleBenchOptions& o) {
+  core::MemoryLedger::install();
+  const double dof = static_cast<double>(o.n) * static_cast<double>(o.n);
+  nlohmann::json line = {{"bench", "scale"}, {"grid", o.n}, {"dof", o.n * o.n}, {"rtol", o.rtol},
+                         {"method", "cg"}, {"preconditioner", o.preconditioner},
+                         {"threads", at::get_num_threads()}, {"load_average_start", load_average()}};
+  const int64_t start = core::MemoryLedger::current_bytes();
+
+  auto t0 = std::chrono::steady_clock::now();
+  const sla::SparseTensor a = sla::poisson2d(o.n);
+  line["matrix_seconds"] = seconds_since(t0);
+  const int64_t matrix_bytes = core::MemoryLedger::current_bytes() - start;
+  line["matrix_bytes"] = matrix_bytes;
+  line["nnz"] = a.nnz();
+  line["index_dtype"] = a.row_ptr().scalar_type() == at::kInt ? "int32" : "int64";
+  line["matrix_peak_bytes"] = core::MemoryLedger::peak_bytes() - start;   // no COO or int64 copy: = matrix_bytes
+
+  at::manual_seed(1);
+  const at::Tensor b = at::rand({a.rows()}, at::kDouble);
+  sla::SolveOptions so;
+  so.backend = "native";
+  so.method = sla::Method::CG;
+  so.preconditioner = sla::parse_preconditioner(o.preconditioner);
+  so.rtol = o.rtol;
+  so.maxiter = o.maxiter;
+
+  const int64_t before_solve = core::MemoryLedger::current_bytes();
+  core::MemoryLedger::reset_peak();
+  t0 = std::chrono::steady_clock::now();
+  auto [x, info] = sla::solve(a, b, so);
+  line["solve_seconds"] = seconds_since(t0);
+  const int64_t solve_peak = core::MemoryLedger::peak_bytes() - before_solve;
+  line["iterations"] = info.iterations;
+  line["residual"] = info.residual;
+  line["status"] = sla::to_string(info.status);
+  line["solve_peak_bytes"] = solve_peak;                     // above matrix + b
+  const int64_t total_peak = before_solve - start + solve_peak;
+  line["ledger_peak_bytes"] = total_peak;                    // matrix + b + solve's peak
+  line["ledger_bytes_per_dof"] = static_cast<double>(total_peak) / dof;
+  line["matrix_bytes_per_dof"] = static_cast<double>(matrix_bytes) / dof;
+  line["solve_bytes_per_dof"] = static_cast<double>(solve_peak) / dof;
+  line["resident_bytes_end"] = resident_bytes();
+  line["peak_resident_bytes"] = peak_resident_bytes();       // whole process, incl. libraries
+  line["load_average_end"] = load_average();
+  std::cout << line.dump() << std::endl;
+  return info.status == sla::SolveStatus::Converged ? 0 : 3;
+}
+
+}  // namespace
+
+void add_bench_scale(CLI::App& bench, CommandBody& body) {
+  auto o = std::make_shared<ScaleBenchOptions>();
+  CLI::App* cmd = bench.add_subcommand("scale", "one large 2D Poisson CG solve with its memory per unknown");
+  cmd->add_option("--n", o->n, "grid side (n^2 unknowns)")->check(CLI::PositiveNumber);
+  cmd->add_option("--preconditioner", o->preconditioner, "amg (default), jacobi, none, ...");
+  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(CLI::PositiveNumber);
+  cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  cmd->callback([o, &body] { body = [o] { return run_scale_bench(*o); }; });
+}
+
+}  // namespace tessera::app
