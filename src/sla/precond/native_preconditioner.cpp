@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -52,8 +53,11 @@ LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_fa
   switch (options_.preconditioner) {
     case Preconditioner::AMG: {
       auto h = std::make_shared<AmgHierarchy>(build_amg(a, options_.amg));
-      std::snprintf(line, sizeof line, "amg: %zu levels, coarsest %lld rows, operator complexity %.3f",
-                    h->levels().size(), static_cast<long long>(h->levels().back().a.rows), h->operator_complexity());
+      std::snprintf(line, sizeof line,
+                    "amg: %zu levels, coarsest %lld rows, operator complexity %.3f, %.1f bytes per row held "
+                    "(P, R, coarse operators, D^-1)",
+                    h->levels().size(), static_cast<long long>(h->levels().back().a.rows), h->operator_complexity(),
+                    static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)));
       summary_ = line;
       return [h](const at::Tensor& r) { return h->vcycle(r); };               // z = V-cycle(r)
     }
