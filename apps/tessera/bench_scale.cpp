@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/sla/generators.h"
+#include "tessera/sla/preconditioners.h"
 #include "tessera/sla/solve.h"
 
 namespace tessera::app {
@@ -24,6 +25,7 @@ struct ScaleBenchOptions {
   std::string preconditioner = "amg";
   double rtol = 1e-6;
   int64_t maxiter = 100000;
+  bool setup_alone = false;         // also run the preconditioner set-up alone first (its own peak)
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -86,6 +88,15 @@ int run_scale_bench(const ScaleBenchOptions& o) {
   so.rtol = o.rtol;
   so.maxiter = o.maxiter;
 
+  if (o.setup_alone && so.preconditioner != sla::Preconditioner::None && so.preconditioner != sla::Preconditioner::Jacobi) {
+    // the preconditioner's set-up on its own: its peak and what it holds, to split solve's peak
+    const int64_t before = core::MemoryLedger::current_bytes();
+    core::MemoryLedger::reset_peak();
+    const sla::PreconditionerSetup setup = sla::setup_preconditioner(a, so);
+    line["setup_alone_peak_bytes"] = core::MemoryLedger::peak_bytes() - before;
+    line["setup_alone_seconds"] = setup.seconds;
+    line["setup_summary"] = setup.summary;
+  }
   const int64_t before_solve = core::MemoryLedger::current_bytes();
   core::MemoryLedger::reset_peak();
   t0 = std::chrono::steady_clock::now();
@@ -117,6 +128,7 @@ void add_bench_scale(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--preconditioner", o->preconditioner, "amg (default), jacobi, none, ...");
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(CLI::PositiveNumber);
   cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(CLI::PositiveNumber);
+  cmd->add_flag("--setup-alone", o->setup_alone, "first time and measure the preconditioner set-up on its own");
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
   cmd->callback([o, &body] { body = [o] { return run_scale_bench(*o); }; });
 }
