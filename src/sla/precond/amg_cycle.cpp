@@ -12,19 +12,20 @@ AmgHierarchy::AmgHierarchy(std::vector<AmgLevel> levels, at::Tensor coarse_inver
 at::Tensor AmgHierarchy::vcycle(const at::Tensor& r) const { return cycle(0, r); }
 
 /// Chebyshev smoothing of A x = b on the operator D^{-1} A over [lambda_max / ratio, lambda_max]
-/// (Saad, Iterative Methods, Alg. 12.1); `x` undefined means a zero initial guess. The
-/// polynomial is fixed, so pre- and post-smoothing together keep the V-cycle symmetric.
+/// (Saad, Iterative Methods, Alg. 12.1); `x` undefined means a zero initial guess, else it is
+/// updated in place. The polynomial is fixed, so pre- and post-smoothing together keep the
+/// V-cycle symmetric. At most four vectors of the level live at once (r, d, x, A d).
 at::Tensor AmgHierarchy::smooth(const AmgLevel& level, const at::Tensor& b, const at::Tensor& x0) const {
   const double upper = level.lambda_max, lower = level.lambda_max / options_.smoother_ratio;
   const double theta = 0.5 * (upper + lower), delta = 0.5 * (upper - lower);
   const double sigma = theta / delta;
   double rho = 1.0 / sigma;
-  at::Tensor r = x0.defined() ? (b - level.a.apply(x0)) * level.inv_diag   // r = D^{-1} (b - A x)
-                              : b * level.inv_diag;
+  at::Tensor r = x0.defined() ? level.a.apply(x0).neg_().add_(b) : b.clone();   // r = b - A x
+  r.mul_(level.inv_diag);                                                   // r = D^{-1} (b - A x)
   at::Tensor d = r / theta;                                                 // d = r / theta
-  at::Tensor x = x0.defined() ? x0 + d : d.clone();                         // x = x + d
+  at::Tensor x = x0.defined() ? x0.add_(d) : d.clone();                     // x = x + d
   for (int k = 1; k < options_.smoother_degree; ++k) {
-    r.sub_(level.a.apply(d) * level.inv_diag);                              // r = r - D^{-1} A d
+    r.sub_(level.a.apply(d).mul_(level.inv_diag));                          // r = r - D^{-1} A d
     const double rho_next = 1.0 / (2.0 * sigma - rho);
     d.mul_(rho_next * rho).add_(r, 2.0 * rho_next / delta);                 // d = rho' rho d + 2 rho' / delta r
     rho = rho_next;
@@ -40,10 +41,12 @@ at::Tensor AmgHierarchy::cycle(size_t l, const at::Tensor& b) const {
     return smooth(level, b, smooth(level, b, {}));                          // too large for a dense solve
   }
   at::Tensor x = smooth(level, b, {});                                      // pre-smoothing
-  at::Tensor rc = level.r.apply(b - level.a.apply(x));                      // r_c = R (b - A x)
+  at::Tensor rc = level.r.apply(level.a.apply(x).neg_().add_(b));           // r_c = R (b - A x)
   at::Tensor ec = cycle(l + 1, rc);                                         // e_c = V(A_c, r_c)
+  rc = at::Tensor();
   x.add_(level.p.apply(ec));                                                // x = x + P e_c
-  return smooth(level, b, x);                                               // post-smoothing
+  ec = at::Tensor();
+  return smooth(level, b, x);                                               // post-smoothing, x in place
 }
 
 double AmgHierarchy::operator_complexity() const {

@@ -98,6 +98,21 @@ at::Tensor CsrData::apply(const at::Tensor& x) const {
 
 at::Tensor CsrData::diagonal() const {
   const int64_t n = std::min(rows, cols);
+  if (row_ptr.is_cpu()) {   // a_ii by binary search in each row's sorted columns: no nnz-sized temporary
+    at::Tensor d = at::zeros({n}, values.options());
+    double* dp = d.data_ptr<double>();
+    const double* vp = values.data_ptr<double>();
+    with_index_type(row_ptr.scalar_type(), [&]<typename I>() {
+      const I* rp = row_ptr.data_ptr<I>();
+      const I* ci = col_idx.data_ptr<I>();
+#pragma omp parallel for schedule(static) if (n > 65536)
+      for (int64_t i = 0; i < n; ++i) {
+        const I* hit = std::lower_bound(ci + rp[i], ci + rp[i + 1], static_cast<I>(i));
+        if (hit != ci + rp[i + 1] && *hit == i) dp[i] = vp[hit - ci];
+      }
+    });
+    return d;
+  }
   at::Tensor row = csr_row_indices(row_ptr, nnz());
   at::Tensor col = col_idx.to(at::kLong);
   at::Tensor on = row == col;
