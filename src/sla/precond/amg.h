@@ -20,8 +20,8 @@ namespace tessera::sla::detail {
 
 struct AmgLevel {
   CsrData a;              ///< operator of this level
-  CsrData p;              ///< prolongator to this level from the next coarser one (not on the last level)
-  CsrData r;              ///< restriction R = P^T
+  CsrData p;              ///< prolongator to this level from the next coarser one (not on the last level);
+                          ///< the restriction R = P^T is applied through P, never stored
   at::Tensor inv_diag;    ///< 1 / a_ii (smoother)
   double lambda_max = 0;  ///< estimate of the largest eigenvalue of D^{-1} A
 };

@@ -41,7 +41,7 @@ at::Tensor AmgHierarchy::cycle(size_t l, const at::Tensor& b) const {
     return smooth(level, b, smooth(level, b, {}));                          // too large for a dense solve
   }
   at::Tensor x = smooth(level, b, {});                                      // pre-smoothing
-  at::Tensor rc = level.r.apply(level.a.apply(x).neg_().add_(b));           // r_c = R (b - A x)
+  at::Tensor rc = level.p.apply_transposed(level.a.apply(x).neg_().add_(b)); // r_c = P^T (b - A x)
   at::Tensor ec = cycle(l + 1, rc);                                         // e_c = V(A_c, r_c)
   rc = at::Tensor();
   x.add_(level.p.apply(ec));                                                // x = x + P e_c
@@ -61,7 +61,7 @@ int64_t AmgHierarchy::bytes() const {
   int64_t total = size(coarse_inverse_);
   for (size_t l = 0; l < levels_.size(); ++l) {
     if (l > 0) total += csr(levels_[l].a);
-    total += csr(levels_[l].p) + csr(levels_[l].r) + size(levels_[l].inv_diag);
+    total += csr(levels_[l].p) + size(levels_[l].inv_diag);
   }
   return total;
 }

@@ -200,10 +200,8 @@ AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
       break;
     }
     level.p = smoothed_prolongator(a, level.inv_diag, level.lambda_max, agg, coarse);
-    level.r = csr_transpose(level.p);                                          // R = P^T
-    a = csr_triple_product(level.r, a, level.p);                               // A_c = P^T A P
+    a = csr_triple_product(csr_transpose(level.p), a, level.p);                // A_c = P^T A P (P^T not kept)
     level.p.prepare();
-    level.r.prepare();
     levels.push_back(std::move(level));
   }
   at::Tensor coarse_inverse;

@@ -5,6 +5,8 @@
 #include "sla/precond/csr_data.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <limits>
@@ -94,6 +96,32 @@ at::Tensor CsrData::apply(const at::Tensor& x) const {
     return y;
   }
   return csr_spmm(row_ptr, col_idx, {}, values.view({1, nnz()}), x.reshape({1, cols, 1}), rows).view({rows});
+}
+
+at::Tensor CsrData::apply_transposed(const at::Tensor& x) const {
+  if (!x.is_cpu() || !row_ptr.is_cpu()) {   // y_j = sum_{(i, j) stored} a_ij x_i, with ATen ops
+    const at::Tensor row = csr_row_indices(row_ptr, nnz());
+    return at::zeros({cols}, x.options()).index_add_(0, col_idx.to(at::kLong), values * x.index_select(0, row));
+  }
+  const at::Tensor xc = x.contiguous().to(at::kDouble);
+  const int threads = rows * 4 < 65536 ? 1 : std::max(1, at::get_num_threads());
+  at::Tensor partial = at::zeros({threads, cols}, at::kDouble);      // one [cols] buffer per thread
+  const double* xp = xc.data_ptr<double>();
+  const double* vp = values.data_ptr<double>();
+  double* buf = partial.data_ptr<double>();
+  with_index_type(row_ptr.scalar_type(), [&]<typename I>() {
+    const I* rp = row_ptr.data_ptr<I>();
+    const I* ci = col_idx.data_ptr<I>();
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num(), team = omp_get_num_threads();
+      double* y = buf + static_cast<int64_t>(t) * cols;
+      for (int64_t i = rows * t / team; i < rows * (t + 1) / team; ++i) {
+        for (I p = rp[i]; p < rp[i + 1]; ++p) y[ci[p]] += vp[p] * xp[i];   // y_j += a_ij x_i
+      }
+    }
+  });
+  return (threads == 1 ? partial[0] : partial.sum(0)).to(x.scalar_type());
 }
 
 at::Tensor CsrData::diagonal() const {

@@ -29,6 +29,9 @@ struct CsrData {
   void prepare();
   /// y = A x  (x [cols] -> [rows]).
   at::Tensor apply(const at::Tensor& x) const;
+  /// y = A^T x  (x [rows] -> [cols]) without storing A^T: on the CPU each thread scatters its
+  /// rows into its own [cols] buffer and the buffers are summed (no atomics).
+  at::Tensor apply_transposed(const at::Tensor& x) const;
   /// Main diagonal [min(rows, cols)] (zero where not stored).
   at::Tensor diagonal() const;
   /// Dense [rows, cols] (for tests and the coarsest level).

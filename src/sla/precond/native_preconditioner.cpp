@@ -55,7 +55,7 @@ LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_fa
       auto h = std::make_shared<AmgHierarchy>(build_amg(a, options_.amg));
       std::snprintf(line, sizeof line,
                     "amg: %zu levels, coarsest %lld rows, operator complexity %.3f, %.1f bytes per row held "
-                    "(P, R, coarse operators, D^-1)",
+                    "(P, coarse operators, D^-1)",
                     h->levels().size(), static_cast<long long>(h->levels().back().a.rows), h->operator_complexity(),
                     static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)));
       summary_ = line;
