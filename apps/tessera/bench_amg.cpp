@@ -13,6 +13,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_stream.h"
 #include "commands.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
@@ -31,17 +32,6 @@ struct AmgBenchOptions {
   int64_t n_indefinite = 256;
   int64_t n_convection = 512;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double load_average() {
-  std::ifstream f("/proc/loadavg");
-  double one = 0;
-  f >> one;
-  return one;
-}
 
 /// Solves A x = b once and prints a JSON line; returns the total seconds.
 double run_case(const std::string& name, const sla::SparseTensor& a, sla::Method method, sla::Preconditioner pc,

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_stream.h"
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
@@ -25,10 +26,6 @@ struct DistCgOptions {
   int64_t iterations = 100;     // fixed iteration count (rtol 0): time per iteration
   int repeats = 3;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int run_dist_cg(const DistCgOptions& o) {
   auto comm = dist::world();

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_stream.h"
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/sla/generators.h"
@@ -27,17 +28,6 @@ struct ScaleBenchOptions {
   int64_t maxiter = 100000;
   bool setup_alone = false;         // also run the preconditioner set-up alone first (its own peak)
 };
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double load_average() {
-  std::ifstream f("/proc/loadavg");
-  double one = 0;
-  f >> one;
-  return one;
-}
 
 /// Resident set size of this process in bytes (/proc/self/statm), which also counts what
 /// the ledger cannot see (CHOLMOD, hypre, std::vector).

@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 
 namespace tessera::app {
@@ -35,6 +36,13 @@ double stream_triad_gbs(int64_t elements, int repeats) {
 double median(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   return samples.empty() ? 0.0 : samples[samples.size() / 2];
+}
+
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double one = 0;
+  f >> one;
+  return one;
 }
 
 }  // namespace tessera::app

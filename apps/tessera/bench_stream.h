@@ -1,6 +1,6 @@
 #pragma once
 // Helpers shared by the sla benchmarks: the STREAM triad bandwidth measured inside the
-// benchmark program, medians and timers.
+// benchmark program, medians, timers and the load average.
 
 #include <chrono>
 #include <cstdint>
@@ -19,5 +19,8 @@ double median(std::vector<double> samples);
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+/// One-minute load average (/proc/loadavg), recorded beside timings.
+double load_average();
 
 }  // namespace tessera::app
