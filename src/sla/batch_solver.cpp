@@ -190,7 +190,7 @@ at::Tensor BatchSolver::solve_native(int64_t index, const at::Tensor& b, bool tr
     merge_info(info, part);
     columns.push_back(x);
   }
-  return at::stack(columns, 1);
+  return columns.size() == 1 ? columns.front().unsqueeze(1) : at::stack(columns, 1);   // one column: no copy
 }
 
 }  // namespace tessera::sla::detail
