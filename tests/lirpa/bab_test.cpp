@@ -4,8 +4,11 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/domain_pool.h"
+#include "lirpa/bab/input_bounds.h"
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/verify/batch_crown.h"
 #include "lirpa/verify/relu_net.h"
@@ -197,6 +200,84 @@ TEST(LirpaBab, BetaCrownImprovesTheBound) {
   }
   EXPECT_GT(gain, 0);
   EXPECT_GE(strict, 1);
+}
+
+// The cheap input-box bounds (forward linear bounds + IBP, backward rows) are sound on
+// every box of a batch of small and large boxes: sampled values of C y - rhs lie above.
+TEST(LirpaBab, InputBoxBoundsAreSound) {
+  ReluNet net = random_net({5, 20, 20, 20, 4}, 21);
+  at::Tensor c = at::randn({3, 4}, at::kDouble), rhs = at::randn({3}, at::kDouble);
+  const int64_t boxes = 12;
+  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
+  at::Tensor width = at::rand({boxes, 5}, at::kDouble) * at::logspace(-3, 0.5, boxes, 10, at::kDouble).unsqueeze(1);
+  at::Tensor xu = xl + width;
+  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
+  ASSERT_EQ(bb.lb.size(0), boxes);
+  ASSERT_EQ(bb.a_input.sizes(), (std::vector<int64_t>{boxes, 3, 5}));
+  double gap = 0;
+  for (int64_t b = 0; b < boxes; ++b) {
+    at::Tensor x = xl[b] + width[b] * at::rand({20000, 5}, at::kDouble);
+    x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});  // corners too
+    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+    at::Tensor gmin = std::get<0>(g.min(0));
+    EXPECT_TRUE((gmin >= bb.lb[b] - 1e-9).all().item<bool>()) << "box " << b << ": " << gmin << " vs " << bb.lb[b];
+    gap = std::max(gap, (gmin - bb.lb[b]).max().item<double>());
+  }
+  EXPECT_LT(gap, 1e3);  // finite, not a vacuous -inf
+  // small boxes: nearly exact (the relaxation is tight when few ReLUs are unstable)
+  at::Tensor tiny_u = xl + 1e-6;
+  BoxBounds tiny = bound_input_boxes(net, xl, tiny_u, c, rhs);
+  at::Tensor g0 = at::matmul(net.forward((xl + tiny_u) / 2), c.t()) - rhs;
+  EXPECT_LT((g0 - tiny.lb).max().item<double>(), 1e-3);
+}
+
+// FSB measures its candidates: with every unstable ReLU as a candidate it picks the one
+// whose worse child has the best bound (checked one by one against single-domain passes),
+// never a worse one than BaBSR's pick, and with one candidate it is BaBSR.
+TEST(LirpaBab, FsbPicksTheCandidateWithTheBestWorseChild) {
+  ReluNet net = random_net({3, 10, 10, 1}, 31);
+  at::Tensor c = at::ones({1, 1}, at::kDouble), rhs = at::zeros({1}, at::kDouble);
+  at::Tensor xl = at::full({1, 3}, -1.0, at::kDouble), xu = at::full({1, 3}, 1.0, at::kDouble);
+  std::vector<at::Tensor> none{at::zeros({1, 10}, at::kChar), at::zeros({1, 10}, at::kChar)};
+  DomainBatch d{xl, xu, none};
+  LayerBounds lb = intermediate_bounds(net, d);
+  Relaxation relax;
+  FinalBound fb = optimise_final_bound(net, d, lb, c, rhs, relax, OptimiseOptions{10, 0.1, 0.05, 0.98, false});
+  at::Tensor rows = at::zeros({1}, at::kLong);
+  // the bound of the worse child of splitting (layer j, neuron i), by a single-domain pass
+  auto worse_child = [&](int64_t j, int64_t i) {
+    double worst = std::numeric_limits<double>::infinity();
+    for (int sign : {1, -1}) {
+      std::vector<at::Tensor> s{none[0].clone(), none[1].clone()};
+      s[j][0][i] = sign;
+      LayerBounds kb = lb;
+      kb.lower[j] = lb.lower[j].clone(), kb.upper[j] = lb.upper[j].clone();
+      if (sign > 0) kb.lower[j][0][i] = 0.0; else kb.upper[j][0][i] = 0.0;
+      worst = std::min(worst, final_bound(net, DomainBatch{xl, xu, s}, kb, c, rhs, relax).lb.item<double>());
+    }
+    return worst;
+  };
+  double best = -std::numeric_limits<double>::infinity();
+  int candidates = 0;
+  for (int64_t j = 0; j < 2; ++j)
+    for (int64_t i = 0; i < 10; ++i)
+      if (lb.lower[j][0][i].item<double>() < 0 && lb.upper[j][0][i].item<double>() > 0)
+        best = std::max(best, worse_child(j, i)), ++candidates;
+  ASSERT_GE(candidates, 3);
+  auto [layer, neuron] = fsb_choice(net, d, lb, fb, relax, rows, c, rhs, 20);
+  ASSERT_GE(layer.item<int64_t>(), 0);
+  double picked = worse_child(layer.item<int64_t>(), neuron.item<int64_t>());
+  EXPECT_NEAR(picked, best, 1e-12);
+  auto [bl, bn] = babsr_choice(lb, fb.lambda, none, rows);
+  EXPECT_GE(picked, worse_child(bl.item<int64_t>(), bn.item<int64_t>()) - 1e-12);
+  auto [l1, n1] = fsb_choice(net, d, lb, fb, relax, rows, c, rhs, 1);
+  EXPECT_EQ(l1.item<int64_t>(), bl.item<int64_t>());
+  EXPECT_EQ(n1.item<int64_t>(), bn.item<int64_t>());
+  // nothing unstable left: (-1, -1)
+  std::vector<at::Tensor> all{at::ones({1, 10}, at::kChar), at::ones({1, 10}, at::kChar)};
+  auto [l0, n0] = fsb_choice(net, DomainBatch{xl, xu, all}, lb, fb, relax, rows, c, rhs, 4);
+  EXPECT_EQ(l0.item<int64_t>(), -1);
+  EXPECT_EQ(n0.item<int64_t>(), -1);
 }
 
 }  // namespace tessera::lirpa::detail

@@ -112,14 +112,18 @@ TEST(LirpaVerify, BranchAndBoundDecidesBothSidesOfTheMinimum) {
   BoundOptions crown;
   at::Tensor root = compute_bounds(g, -at::ones({2}, at::kDouble), at::ones({2}, at::kDouble), crown).lower;
   ASSERT_LT(root[0].item<double>(), below);  // CROWN alone cannot prove it
-  for (SplitKind split : {SplitKind::Input, SplitKind::Relu}) {
+  using Mode = std::pair<SplitKind, ReluBranching>;
+  for (auto [split, branching] : {Mode{SplitKind::Input, ReluBranching::BaBSR}, Mode{SplitKind::Relu, ReluBranching::BaBSR},
+                                  Mode{SplitKind::Relu, ReluBranching::FSB}}) {
     VerifyOptions o = quick(30, split);
+    o.bab.branching = branching;
     o.attack.enabled = false;
     o.alpha_enabled = false;
     // ReLU splitting on a 2-d input converges slower: a threshold halfway to CROWN's bound
     double t = split == SplitKind::Input ? below : (below + root[0].item<double>()) / 2;
     VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(t) + "))", 2, 1), o);
-    EXPECT_EQ(r.verdict, Verdict::Unsat) << split_kind_name(split) << " " << r.reason;
+    EXPECT_EQ(r.verdict, Verdict::Unsat) << split_kind_name(split) << " " << relu_branching_name(branching) << " "
+                                         << r.reason;
     o.attack.enabled = split == SplitKind::Relu;  // ReLU domains are not boxes: PGD finds their points
     VerifyResult s = verify(g, box_property("(assert (<= Y_0 " + num(gmin + 1e-3) + "))", 2, 1), o);
     ASSERT_EQ(s.verdict, Verdict::Sat) << split_kind_name(split) << " " << s.reason;
@@ -145,6 +149,7 @@ TEST(LirpaVerify, KnownCounterexampleIsNeverUnsat) {
       for (bool attack : {true, false}) {
         VerifyOptions o = quick(3, split);
         o.attack.enabled = attack;
+        o.bab.branching = seed % 2 ? ReluBranching::FSB : ReluBranching::BaBSR;
         VerifyResult r = verify(g, p, o);
         EXPECT_NE(r.verdict, Verdict::Unsat) << "seed " << seed << " " << split_kind_name(split);
         if (r.verdict == Verdict::Sat) EXPECT_TRUE(check_counterexample(g, p, r.counterexample->x).has_value());

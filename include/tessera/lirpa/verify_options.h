@@ -16,7 +16,7 @@
 ///   alpha: {enabled: true, iterations: 20, lr: 0.5, lr_decay: 0.98}
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
-///         attack_every: 20, input_split_max_dims: 16}
+///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4}
 /// @endcode
 
 #include <cstdint>
@@ -53,6 +53,7 @@ struct BabOptions {
   SplitKind split = SplitKind::Auto;        ///< auto: input splitting up to `input_split_max_dims` inputs
   ReluBranching branching = ReluBranching::BaBSR;
   int input_split_max_dims = 16;
+  int fsb_topk = 4;                         ///< FSB: candidates (best BaBSR scores) measured per domain
   int batch_size = 0;                       ///< domains per batch; 0: 1024 (input) or 64 (ReLU)
   int attack_every = 20;                    ///< PGD on the worst sub-domains every this many batches (0: never)
   /// Deterministic mode: the batch size stays fixed (no automatic resizing) and nothing

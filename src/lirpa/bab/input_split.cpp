@@ -1,44 +1,69 @@
-// Input-splitting branch and bound: a pool of boxes, processed in batches (the boxes with
-// the lowest bound first), each bisected along its smear dimension; the children are
-// bounded by batched CROWN; verified children leave the pool; the minimising vertex of
-// every unverified child is tried as a counterexample, and PGD runs now and then.
+// Input-splitting branch and bound: a stack of boxes, processed in large batches (the
+// most recently split, worst-bounded boxes first: depth first, so the stack stays small).
+// Each box of a batch is bisected along the better of its two largest-smear dimensions (both
+// tried); all children are bounded at once by bound_input_boxes (forward linear bounds and
+// backward CROWN of every layer, intersected); verified
+// children are dropped; the minimising vertex of every unverified child is tried as a
+// counterexample, and PGD runs on the worst boxes now and then.
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
+#include "lirpa/bab/input_bounds.h"
 
 namespace tessera::lirpa::detail {
 namespace {
 
-struct BoxPool {
-  at::Tensor xl, xu, score, dim;  // [N, n], [N, n], [N], [N]
-  int64_t size() const { return score.defined() ? score.size(0) : 0; }
+/// Boxes with their score (best row's lower bound) and smear scores, as rows of one
+/// growable tensor [capacity, 3n + 1]: xl, xu, score, smear.
+class BoxStack {
+ public:
+  explicit BoxStack(int64_t n) : n_(n), data_(at::empty({1024, 3 * n + 1}, at::kDouble)) {}
+  int64_t size() const { return size_; }
+  double min_score() const {
+    return size_ ? data_.narrow(0, 0, size_).select(1, 2 * n_).min().item<double>() : 0.0;
+  }
 
-  void push(const at::Tensor& l, const at::Tensor& u, const at::Tensor& s, const at::Tensor& d) {
-    if (l.size(0) == 0) return;
-    if (size() == 0) {
-      xl = l, xu = u, score = s, dim = d;
-      return;
+  /// Pushes rows [m, 3n + 1], sorted so that the lowest score is popped first.
+  void push(const at::Tensor& rows) {
+    int64_t m = rows.size(0);
+    if (m == 0) return;
+    if (size_ + m > data_.size(0)) {
+      at::Tensor bigger = at::empty({std::max(2 * data_.size(0), size_ + m), data_.size(1)}, at::kDouble);
+      bigger.narrow(0, 0, size_).copy_(data_.narrow(0, 0, size_));
+      data_ = bigger;
     }
-    xl = at::cat({xl, l}), xu = at::cat({xu, u}), score = at::cat({score, s}), dim = at::cat({dim, d});
+    at::Tensor order = std::get<1>(rows.select(1, 2 * n_).sort(0, /*descending=*/true));
+    data_.narrow(0, size_, m).copy_(rows.index_select(0, order));
+    size_ += m;
   }
 
-  // Removes and returns the `b` boxes with the lowest scores.
-  BoxPool pop(int64_t b) {
-    b = std::min(b, size());
-    at::Tensor take = std::get<1>(score.topk(b, 0, /*largest=*/false, /*sorted=*/true));
-    at::Tensor keep = at::ones({size()}, at::kBool).index_fill_(0, take, false);
-    at::Tensor rest = at::nonzero(keep).reshape({-1});
-    BoxPool out{xl.index_select(0, take), xu.index_select(0, take), score.index_select(0, take),
-                dim.index_select(0, take)};
-    xl = xl.index_select(0, rest), xu = xu.index_select(0, rest);
-    score = score.index_select(0, rest), dim = dim.index_select(0, rest);
-    return out;
+  /// Removes and returns the last `b` rows.
+  at::Tensor pop(int64_t b) {
+    b = std::min(b, size_);
+    size_ -= b;
+    return data_.narrow(0, size_, b).clone();
   }
+
+  at::Tensor xl(const at::Tensor& rows) const { return rows.narrow(1, 0, n_); }
+  at::Tensor xu(const at::Tensor& rows) const { return rows.narrow(1, n_, n_); }
+  at::Tensor score(const at::Tensor& rows) const { return rows.select(1, 2 * n_); }
+  at::Tensor smear(const at::Tensor& rows) const { return rows.narrow(1, 2 * n_ + 1, n_); }
+  /// The worst `m` boxes' centres (PGD starts).
+  at::Tensor worst_centres(int64_t m) const {
+    m = std::min(m, size_);
+    at::Tensor rows = data_.narrow(0, size_ - m, m);
+    return (xl(rows) + xu(rows)) / 2;
+  }
+
+ private:
+  int64_t n_, size_ = 0;
+  at::Tensor data_;
 };
 
 struct Bounded {
@@ -46,12 +71,9 @@ struct Bounded {
 };
 
 Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const BabProblem& p) {
-  at::NoGradGuard no_grad;
-  DomainBatch d{xl, xu, {}};
-  LayerBounds lb = intermediate_bounds(net, d);
-  FinalBound fb = final_bound(net, d, lb, p.c, p.rhs);
-  auto [rows, score] = best_rows(fb.lb);  // a box is verified when some row's bound > margin
-  return {score, rows, fb.a_input};
+  BoxBounds bb = bound_input_boxes(net, xl, xu, p.c, p.rhs);
+  auto [rows, score] = best_rows(bb.lb);  // a box is verified when some row's bound > margin
+  return {score, rows, bb.a_input};
 }
 
 // Tries points as counterexamples: cheap violation on the ReluNet, confirmation on the graph.
@@ -65,15 +87,12 @@ bool try_points(BabContext& ctx, const BabProblem& p, const at::Tensor& x) {
   return false;
 }
 
-bool attack_worst(BabContext& ctx, const BabProblem& p, const BoxPool& pool, int64_t batch) {
+bool attack_worst(BabContext& ctx, const BabProblem& p, const BoxStack& pool, int64_t batch) {
   if (pool.size() == 0) return false;
-  int64_t m = std::min<int64_t>(pool.size(), 8);
-  at::Tensor worst = std::get<1>(pool.score.topk(m, 0, false));
-  at::Tensor starts = (pool.xl.index_select(0, worst) + pool.xu.index_select(0, worst)) / 2;
   AttackOptions ao = ctx.options.attack;
   ao.seed += static_cast<uint64_t>(batch);
   BatchFn f = [&](const at::Tensor& x) { return ctx.net.forward(x); };
-  AttackResult r = pgd_attack(f, p.xl, p.xu, p.c, p.rhs, ao, starts, [&] { return ctx.expired(); });
+  AttackResult r = pgd_attack(f, p.xl, p.xu, p.c, p.rhs, ao, pool.worst_centres(8), [&] { return ctx.expired(); });
   return r.value <= 0 && ctx.confirm(r.x);
 }
 
@@ -81,12 +100,48 @@ void report(BabContext& ctx, int64_t left, int64_t visited, double lower) {
   if (ctx.progress) ctx.progress(Progress{ctx.phase, left, visited, lower, ctx.elapsed()});
 }
 
+/// Rows of the unverified boxes (xl, xu, score, smear) for the stack; the smear of input i
+/// is |a_i| (u_i - l_i) for the best row's coefficients a (the width where all are zero).
+at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor& xl, const at::Tensor& xu) {
+  at::Tensor ol = xl.index_select(0, open), ou = xu.index_select(0, open);
+  at::Tensor a = b.a.index_select(0, open), rows = b.rows.index_select(0, open);
+  at::Tensor ar = a.gather(1, rows.view({-1, 1, 1}).expand({a.size(0), 1, a.size(2)})).squeeze(1);
+  at::Tensor smear = ar.abs() * (ou - ol);
+  smear = at::where((std::get<0>(smear.max(1)) <= 0).unsqueeze(1), ou - ol, smear);
+  return at::cat({ol, ou, b.score.index_select(0, open).unsqueeze(1), smear}, 1);
+}
+
+/// The children of each box (bisected along one dimension; they cover the box) with their
+/// bounds. The kCandidates dimensions with the largest smear |a_i| (u_i - l_i) are each
+/// tried, and the one whose worse child has the best bound wins.
+constexpr int64_t kCandidates = 2;
+
+std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
+                                                        const at::Tensor& xu, const at::Tensor& smear) {
+  const int64_t bsz = xl.size(0), m = std::min<int64_t>(kCandidates, xl.size(1));
+  at::Tensor dims = std::get<1>(smear.topk(m, 1));  // [B, m]
+  std::vector<at::Tensor> ls, us;
+  for (int64_t j = 0; j < m; ++j) {
+    auto [cl, cu] = bisect(xl, xu, dims.select(1, j).contiguous());  // [2B, n]: lower halves, upper halves
+    ls.push_back(cl), us.push_back(cu);
+  }
+  at::Tensor al = at::cat(ls), au = at::cat(us);  // child (j, side, box) at row (2 j + side) B + box
+  Bounded all = bound_boxes(net, al, au, p);
+  if (m == 1) return {al, au, all};
+  at::Tensor worse = std::get<0>(all.score.reshape({m, 2, bsz}).min(1));  // [m, B]
+  at::Tensor best = worse.argmax(0);                                       // [B]
+  at::Tensor box = at::arange(bsz, at::kLong);
+  at::Tensor pick = at::cat({2 * best * bsz + box, (2 * best + 1) * bsz + box});  // lower halves, upper halves
+  Bounded b{all.score.index_select(0, pick), all.rows.index_select(0, pick), all.a.index_select(0, pick)};
+  return {al.index_select(0, pick), au.index_select(0, pick), b};
+}
+
 }  // namespace
 
 BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   const VerifyOptions& o = ctx.options;
   const double margin = o.margin;
-  int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 1024;
+  int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 256;
   BabOutcome out;
   at::Tensor xl = p.xl.to(at::kDouble).reshape({1, -1}), xu = p.xu.to(at::kDouble).reshape({1, -1});
   Bounded root = bound_boxes(ctx.net, xl, xu, p);
@@ -95,36 +150,36 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   if (out.lower > margin) return out.status = BabStatus::Proven, out;
   if (try_points(ctx, p, at::cat({minimising_vertex(root.a, root.rows, xl, xu), (xl + xu) / 2})))
     return out.status = BabStatus::Falsified, out;
-  BoxPool pool;
-  pool.push(xl, xu, root.score, smear_dimension(root.a, root.rows, xl, xu));
+  BoxStack pool(xl.size(1));
+  pool.push(open_rows(root, at::zeros({1}, at::kLong), xl, xu));
   auto last_report = Clock::now();
   for (int64_t it = 1;; ++it) {
     if (pool.size() == 0) return out.status = BabStatus::Proven, out;
-    out.lower = pool.score.min().item<double>();
-    if (ctx.expired()) return out.status = BabStatus::Timeout, out;
+    if (ctx.expired()) return out.lower = pool.min_score(), out.status = BabStatus::Timeout, out;
     if (pool.size() > o.bab.max_domains) {
+      out.lower = pool.min_score();
       out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
       return out.status = BabStatus::Exhausted, out;
     }
     auto t0 = Clock::now();
-    BoxPool todo = pool.pop(batch);
-    auto [cl, cu] = bisect(todo.xl, todo.xu, todo.dim);  // children cover each parent box
-    Bounded b = bound_boxes(ctx.net, cl, cu, p);
+    at::Tensor todo = pool.pop(batch);
+    auto [cl, cu, b] = split_boxes(ctx.net, p, pool.xl(todo), pool.xu(todo), pool.smear(todo));
     out.visited += cl.size(0);
     at::Tensor open = at::nonzero(b.score <= margin).reshape({-1});  // not verified yet
-    at::Tensor ol = cl.index_select(0, open), ou = cu.index_select(0, open);
-    at::Tensor a = b.a.index_select(0, open), rows = b.rows.index_select(0, open);
-    if (try_points(ctx, p, minimising_vertex(a, rows, ol, ou))) return out.status = BabStatus::Falsified, out;
-    pool.push(ol, ou, b.score.index_select(0, open), smear_dimension(a, rows, ol, ou));
+    at::Tensor rows = open_rows(b, open, cl, cu);
+    at::Tensor vertex = minimising_vertex(b.a.index_select(0, open), b.rows.index_select(0, open),
+                                          pool.xl(rows), pool.xu(rows));
+    if (try_points(ctx, p, vertex)) return out.status = BabStatus::Falsified, out;
+    pool.push(rows);
     if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && attack_worst(ctx, p, pool, it))
       return out.status = BabStatus::Falsified, out;
     double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!o.bab.force_synchronous) {  // keep a batch between ~0.1 and ~0.5 s
-      if (secs < 0.1 && batch < 65536) batch *= 2;
-      if (secs > 0.5 && batch > 64) batch /= 2;
+    if (!o.bab.force_synchronous) {  // keep a batch between ~0.05 and ~0.2 s
+      if (secs < 0.05 && batch < 8192) batch *= 2;
+      if (secs > 0.2 && batch > 64) batch /= 2;
     }
     if (Clock::now() - last_report > std::chrono::seconds(1)) {
-      report(ctx, pool.size(), out.visited, pool.size() ? pool.score.min().item<double>() : margin);
+      report(ctx, pool.size(), out.visited, pool.min_score());
       last_report = Clock::now();
     }
   }

@@ -11,10 +11,9 @@
 
 namespace tessera::lirpa::detail {
 
-std::pair<at::Tensor, at::Tensor> babsr_choice(const LayerBounds& bounds, const std::vector<at::Tensor>& lambda,
-                                              const std::vector<at::Tensor>& split, const at::Tensor& rows) {
+at::Tensor babsr_scores(const LayerBounds& bounds, const std::vector<at::Tensor>& lambda,
+                        const std::vector<at::Tensor>& split, const at::Tensor& rows) {
   std::vector<at::Tensor> scores;
-  std::vector<int64_t> offsets{0};
   for (size_t j = 0; j < bounds.lower.size(); ++j) {
     const at::Tensor& l = bounds.lower[j];
     const at::Tensor& u = bounds.upper[j];
@@ -25,16 +24,26 @@ std::pair<at::Tensor, at::Tensor> babsr_choice(const LayerBounds& bounds, const 
     at::Tensor s = (-lam).clamp_min(0) * intercept + 1e-3 * lam.abs() * (u - l);  // BaBSR-style score
     s = at::where(unstable, s + 1e-12, at::full_like(s, -std::numeric_limits<double>::infinity()));
     scores.push_back(s);
-    offsets.push_back(offsets.back() + l.size(1));
   }
-  at::Tensor all = at::cat(scores, 1);
-  auto [best, flat] = all.max(1);
+  return at::cat(scores, 1);
+}
+
+std::pair<at::Tensor, at::Tensor> flat_to_layer(const LayerBounds& bounds, const at::Tensor& flat) {
   at::Tensor layer = at::zeros_like(flat), neuron = flat.clone();
-  for (size_t j = 1; j < offsets.size() - 1; ++j) {
-    at::Tensor past = flat >= offsets[j];
-    layer = at::where(past, at::full_like(layer, static_cast<int64_t>(j)), layer);
-    neuron = at::where(past, flat - offsets[j], neuron);
+  int64_t offset = 0;
+  for (size_t j = 0; j + 1 < bounds.lower.size(); ++j) {
+    offset += bounds.lower[j].size(1);
+    at::Tensor past = flat >= offset;
+    layer = at::where(past, at::full_like(layer, static_cast<int64_t>(j + 1)), layer);
+    neuron = at::where(past, flat - offset, neuron);
   }
+  return {layer, neuron};
+}
+
+std::pair<at::Tensor, at::Tensor> babsr_choice(const LayerBounds& bounds, const std::vector<at::Tensor>& lambda,
+                                              const std::vector<at::Tensor>& split, const at::Tensor& rows) {
+  auto [best, flat] = babsr_scores(bounds, lambda, split, rows).max(1);
+  auto [layer, neuron] = flat_to_layer(bounds, flat);
   at::Tensor none = at::isinf(best);  // no unstable unsplit ReLU left
   return {layer.masked_fill(none, -1), neuron.masked_fill(none, -1)};
 }

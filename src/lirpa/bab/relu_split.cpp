@@ -1,6 +1,6 @@
 // ReLU-splitting branch and bound with beta-CROWN: each domain is the input box plus a set
 // of split ReLUs (z >= 0 or z <= 0). A batch of the worst domains is split at the ReLU
-// BaBSR chooses; both children inherit the parent's bounds (intersected with their own),
+// BaBSR or FSB chooses; both children inherit the parent's bounds (intersected with their own),
 // slopes and multipliers, and are bounded by alpha/beta optimisation. The two children of
 // a split cover the parent (z >= 0 or z <= 0 holds for every input).
 
@@ -54,14 +54,21 @@ Bounded bound_domains(BabContext& ctx, const BabProblem& p, DomainBatch d, const
                       Relaxation relax, int iterations) {
   Bounded b{std::move(d), {}, std::move(relax), {}, {}, {}, {}, {}};
   b.bounds = intermediate_bounds(ctx.net, b.d, parent);
-  OptimiseOptions oo{iterations, ctx.options.beta.lr_alpha, ctx.options.beta.lr_beta, ctx.options.beta.lr_decay, true};
+  OptimiseOptions oo{iterations, ctx.options.beta.lr_alpha, ctx.options.beta.lr_beta, ctx.options.beta.lr_decay, true,
+                     ctx.deadline};
   b.fb = optimise_final_bound(ctx.net, b.d, b.bounds, p.c, p.rhs, b.relax, oo);
   at::NoGradGuard no_grad;
   std::tie(b.rows, b.score) = best_rows(b.fb.lb);
   std::vector<at::Tensor> split = b.d.split;
   if (split.empty())
     for (auto& l : b.bounds.lower) split.push_back(at::zeros(l.sizes(), at::kChar));
-  std::tie(b.layer, b.neuron) = babsr_choice(b.bounds, b.fb.lambda, split, b.rows);
+  if (ctx.options.bab.branching == ReluBranching::FSB) {
+    DomainBatch with_split{b.d.xl, b.d.xu, split};
+    std::tie(b.layer, b.neuron) = fsb_choice(ctx.net, with_split, b.bounds, b.fb, b.relax, b.rows, p.c, p.rhs,
+                                             ctx.options.bab.fsb_topk);
+  } else {
+    std::tie(b.layer, b.neuron) = babsr_choice(b.bounds, b.fb.lambda, split, b.rows);
+  }
   return b;
 }
 

@@ -8,6 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <chrono>
 #include <vector>
 
 #include "relu_net.h"
@@ -56,6 +57,8 @@ struct OptimiseOptions {
   int iterations = 20;
   double lr_alpha = 0.1, lr_beta = 0.05, lr_decay = 0.98;
   bool use_beta = true;
+  /// The optimisation stops (keeping the best bounds so far) once this time is reached.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 /// alpha(-beta)-CROWN: Adam on the slopes (and, with splits, the multipliers) maximising the

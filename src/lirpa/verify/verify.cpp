@@ -63,8 +63,6 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
   const BabOptions& b = run.options.bab;
   bool input = b.split == SplitKind::Input ||
                (b.split == SplitKind::Auto && pc.lower.numel() <= b.input_split_max_dims);
-  TESSERA_CHECK(input || b.branching == ReluBranching::BaBSR, Unsupported,
-                "bab.branching: fsb is not implemented yet (use babsr)");
   run.bab_kind = input ? "bab-input" : "bab-relu";
   detail::BabContext ctx{net, run.options, run.start, run.deadline,
                          [&](const at::Tensor& x) { return run.confirm(x, input ? "bab-input" : "bab-relu"); },

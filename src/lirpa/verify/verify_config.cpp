@@ -72,6 +72,7 @@ void check_ranges(const VerifyOptions& o, const std::string& source) {
                 ": iterations must be >= 0");
   TESSERA_CHECK(o.bab.batch_size >= 0 && o.bab.attack_every >= 0, InvalidInput, source,
                 ": bab.batch_size and bab.attack_every must be >= 0");
+  TESSERA_CHECK(o.bab.fsb_topk >= 1, InvalidInput, source, ": bab.fsb_topk must be >= 1");
   TESSERA_CHECK(o.margin >= 0, InvalidInput, source, ": margin must be >= 0");
 }
 
@@ -110,6 +111,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"split", r.set(split, "bab.split")},
               {"branching", r.set(branching, "bab.branching")},
               {"input_split_max_dims", r.set(o.bab.input_split_max_dims, "bab.input_split_max_dims")},
+              {"fsb_topk", r.set(o.bab.fsb_topk, "bab.fsb_topk")},
               {"batch_size", r.set(o.bab.batch_size, "bab.batch_size")},
               {"attack_every", r.set(o.bab.attack_every, "bab.attack_every")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
