@@ -49,17 +49,46 @@ const ShardedParamStore::Entry& ShardedParamStore::entry(const std::string& key)
   return it->second;  // entries are never erased, only replaced by put()
 }
 
+at::Tensor ShardedParamStore::still_alive(const std::string& key, at::ScalarType dtype) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = alive_.find({key, static_cast<int>(dtype)});
+  if (it == alive_.end()) return {};
+  c10::intrusive_ptr<c10::StorageImpl> storage = it->second.lock();
+  if (!storage) {
+    alive_.erase(it);
+    return {};
+  }
+  const Entry& e = values_.at(key);
+  at::Tensor t = at::empty({0}, at::TensorOptions().dtype(dtype));
+  std::vector<int64_t> strides(e.shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(e.shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * e.shape[d + 1];
+  return t.set_(c10::Storage(std::move(storage)), 0, e.shape, strides);
+}
+
+void ShardedParamStore::remember(const std::string& key, const at::Tensor& whole) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  alive_.insert_or_assign({key, static_cast<int>(whole.scalar_type())}, whole.storage().getWeakStorageImpl());
+}
+
 at::Tensor ShardedParamStore::get_raw(const std::string& key) const {
   const Entry& e = entry(key);
   if (e.replicated) return e.block;
+  if (at::Tensor held = still_alive(key, e.block.scalar_type()); held.defined()) return held;
   ++gathers_;
-  return comm_->all_gather(e.block, e.counts).view(e.shape);  // concatenation only: values unchanged
+  at::Tensor whole = comm_->all_gather(e.block, e.counts).view(e.shape);  // concatenation only: values unchanged
+  remember(key, whole);
+  return whole;
 }
 
 at::Tensor ShardedParamStore::get(const std::string& key, at::ScalarType dtype) const {
-  at::Tensor whole = get_raw(key);
+  const Entry& e = entry(key);
+  if (e.replicated) return e.block.scalar_type() == dtype ? e.block : e.block.to(dtype);
+  if (e.block.scalar_type() == dtype) return get_raw(key);
+  if (at::Tensor held = still_alive(key, dtype); held.defined()) return held;
   // float32 -> float64 is exact and element-wise, as in LocalParamStore
-  return whole.scalar_type() == dtype ? whole : whole.to(dtype).contiguous();
+  at::Tensor whole = get_raw(key).to(dtype).contiguous();
+  remember(key, whole);
+  return whole;
 }
 
 void ShardedParamStore::put(const std::string& key, at::Tensor value) {
@@ -78,6 +107,7 @@ void ShardedParamStore::put(const std::string& key, at::Tensor value) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   values_[key] = std::move(e);
+  for (auto it = alive_.begin(); it != alive_.end();) it = it->first.first == key ? alive_.erase(it) : std::next(it);
 }
 
 std::vector<std::string> ShardedParamStore::keys() const {

@@ -9,7 +9,12 @@
 /// propagation does, since every rank runs the same passes). Nothing gathered is cached:
 /// the full tensor lives only as long as the caller holds the returned handle, so an
 /// operator that uses its weight in a local variable has at most one full weight resident.
-/// Gathering only concatenates, so every value, and every bound computed from it, is
+/// One exception keeps memory from growing under autograd: while a gathered tensor is
+/// still alive because someone else holds it (alpha-CROWN's tape saves the weights it
+/// multiplied by), `get` hands out that same tensor instead of gathering a second copy. The
+/// store itself only keeps a weak reference, so it never extends a lifetime; since every
+/// rank runs the same passes, the tensors die at the same points everywhere and the ranks
+/// stay in step. Gathering only concatenates, so every value, and every bound computed from it, is
 /// bitwise the value of the single-process run.
 ///
 /// @code
@@ -61,7 +66,7 @@ class ShardedParamStore final : public ParamStore {
   int64_t local_bytes() const;
   /// Bytes of the whole tensors (what one process would hold).
   int64_t full_bytes() const;
-  /// Number of gathers so far (one per `get`/`get_raw`).
+  /// Number of gathers so far (one per `get`/`get_raw` that found no live copy).
   int64_t gather_count() const { return gathers_.load(); }
 
   /// Rows per block for a tensor of `rows` leading rows split over `parts` ranks.
@@ -75,9 +80,14 @@ class ShardedParamStore final : public ParamStore {
     bool replicated = false;    ///< dtypes the communicator cannot move stay whole
   };
   const Entry& entry(const std::string& key) const;
+  /// The gathered tensor of (key, dtype) if something still holds it, else undefined.
+  at::Tensor still_alive(const std::string& key, at::ScalarType dtype) const;
+  void remember(const std::string& key, const at::Tensor& whole) const;
 
   std::shared_ptr<dist::Communicator> comm_;
   std::map<std::string, Entry> values_;
+  /// weak references only: never keeps a gathered tensor alive
+  mutable std::map<std::pair<std::string, int>, c10::weak_intrusive_ptr<c10::StorageImpl>> alive_;
   mutable std::mutex mutex_;
   mutable std::atomic<int64_t> gathers_{0};
 };

@@ -91,8 +91,17 @@ TEST(ShardedParamStore, KeepsItsBlockAndGathersTheWhole) {
   EXPECT_EQ(s64.dim(), 0);
   EXPECT_EQ(s64.item<double>(), 2.5);
   EXPECT_TRUE(at::equal(store.get_raw("shape"), shape));
-  // no cache: every get is a fresh gather into new memory
-  EXPECT_NE(store.get_raw("w").data_ptr(), store.get_raw("w").data_ptr());
+  // no cache: a get after the last holder let go gathers into new memory...
+  const int64_t before = store.gather_count();
+  store.get_raw("w");
+  store.get_raw("w");
+  EXPECT_EQ(store.gather_count(), before + 2);
+  // ...while a tensor still held elsewhere (autograd's tape) is handed out again, not copied
+  at::Tensor held = store.get_raw("w");
+  at::Tensor again = store.get_raw("w");
+  EXPECT_EQ(held.data_ptr(), again.data_ptr());
+  EXPECT_EQ(store.gather_count(), before + 3);
+  EXPECT_TRUE(at::equal(store.get("w", at::kFloat), w.to(at::kFloat)));
   EXPECT_THROW(store.get("nope", at::kDouble), Error);
 }
 
@@ -115,6 +124,28 @@ TEST(ShardedParamStore, OneFullWeightAtATimeDuringIbp) {
   EXPECT_LE(rec.end_bytes, rec.baseline_bytes + 64 * 1024) << "gathered weights kept after use";
   const int p = comm->size();
   EXPECT_LE(store->local_bytes(), store->full_bytes() / p + 8 * 1024);
+}
+
+TEST(ShardedParamStore, AlphaCrownTapeHoldsEachWeightOnce) {
+  // alpha-CROWN's tape keeps the weights it multiplied by; with FSDP that must cost at most
+  // the whole weights once (as in one process), not one gathered copy per use.
+  core::MemoryLedger::install();
+  auto comm = dist::world();
+  at::manual_seed(5);
+  std::string bytes = testing::random_mlp(16, {128, 128, 128, 128}, 4, "Relu");
+  Graph whole = load_onnx_bytes(bytes), sharded = load_onnx_bytes(bytes);
+  auto store = shard_parameters(sharded, comm);
+  at::Tensor lo = at::zeros({16}, at::kDouble), hi = at::full({16}, 0.5, at::kDouble);
+  BoundOptions o;
+  o.method = Method::AlphaCrown;
+  o.alpha.iterations = 3;
+  auto increase = [&](const Graph& g) {
+    core::MemoryPhase phase("alpha");
+    compute_bounds(g, lo, hi, o);
+    return phase.finish().peak_increase();
+  };
+  const int64_t one = increase(whole), many = increase(sharded);
+  EXPECT_LE(many, one + store->full_bytes() + 64 * 1024) << "gathered weights held more than once";
 }
 
 }  // namespace
