@@ -14,6 +14,7 @@ void add_bench_spmv(CLI::App& bench, CommandBody& body);
 void add_bench_cg(CLI::App& bench, CommandBody& body);
 void add_bench_direct(CLI::App& bench, CommandBody& body);
 void add_bench_scale(CLI::App& bench, CommandBody& body);
+void add_bench_shard(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
@@ -27,6 +28,7 @@ void add_bench_command(CLI::App& app, CommandBody& body) {
   add_bench_cg(*cmd, body);
   add_bench_direct(*cmd, body);
   add_bench_scale(*cmd, body);
+  add_bench_shard(*cmd, body);
 }
 
 }  // namespace tessera::app

@@ -1,5 +1,7 @@
-// `tessera bounds MODEL PROPERTY --method ibp|crown|alpha-crown [--spec] [--json]`: bounds of
-// the raw outputs (or of the property's specification rows) over each input box.
+// `tessera bounds MODEL PROPERTY --method ibp|crown|alpha-crown [--spec] [--json]
+// [--shard none|fsdp]`: bounds of the raw outputs (or of the property's specification rows)
+// over each input box. Under mpirun every rank computes the same bounds; with `--shard fsdp`
+// each keeps 1/P of the weights. Rank 0 prints, with every rank's memory figures in --json.
 
 #include <ATen/ATen.h>
 
@@ -10,15 +12,18 @@
 #include "allocator_tuning.h"
 #include "commands.h"
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
+#include "tessera/dist/communicator.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/sharded_param_store.h"
 #include "tessera/lirpa/vnnlib.h"
 
 namespace tessera::app {
 namespace {
 
 struct BoundsOptions {
-  std::string model, property, method = "crown";
+  std::string model, property, method = "crown", shard = "none";
   bool spec = false, json = false, float32 = false;
   int iterations = 20;
 };
@@ -28,10 +33,20 @@ std::vector<double> to_vector(const at::Tensor& t) {
   return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
 }
 
+/// Every rank's value of `mine`, in rank order.
+std::vector<int64_t> per_rank(dist::Communicator& comm, int64_t mine) {
+  at::Tensor all = comm.all_gather(at::full({1}, mine, at::kLong), std::vector<int64_t>(comm.size(), 1));
+  return {all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + all.numel()};
+}
+
 int run_bounds(const BoundsOptions& o) {
   keep_freed_memory();
+  const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
+  auto comm = dist::world();
   bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
   lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
+  // one rank (no MPI, or P = 1): fsdp would only copy the weights, so it acts like none
+  if (shard == lirpa::ShardMode::Fsdp && comm->size() > 1) lirpa::shard_parameters(g, comm);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
   lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
   lirpa::BoundOptions opt;
@@ -41,12 +56,17 @@ int run_bounds(const BoundsOptions& o) {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& c : p.cases) {
     at::Tensor spec = o.spec ? c.spec_matrix() : at::Tensor();
+    core::MemoryPhase phase("bounds");  // baseline: model (or its shard) loaded, before bounding
     auto t0 = std::chrono::steady_clock::now();
     lirpa::BoundsResult r = lirpa::compute_bounds(g, c.lower, c.upper, opt, spec);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    core::PhaseRecord mem = phase.finish();
     all.push_back({{"method", lirpa::method_name(opt.method)}, {"lower", to_vector(r.lower)},
-                   {"upper", to_vector(r.upper)}, {"seconds", secs}});
+                   {"upper", to_vector(r.upper)}, {"seconds", secs}, {"shard", lirpa::shard_mode_name(shard)},
+                   {"ranks", comm->size()}, {"baseline_bytes", per_rank(*comm, mem.baseline_bytes)},
+                   {"peak_bytes", per_rank(*comm, mem.peak_bytes)}});
   }
+  if (comm->rank() != 0) return 0;
   if (o.json) {
     std::cout << (all.size() == 1 ? all[0] : all).dump() << std::endl;
     return 0;
@@ -74,6 +94,8 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_flag("--json", o->json, "print JSON (a list for several input boxes)");
   cmd->add_flag("--float32", o->float32, "compute in float32 (default float64)");
   cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network) or fsdp "
+                                       "(each rank keeps 1/P of every weight, gathered on use)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

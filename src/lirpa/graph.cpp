@@ -12,6 +12,13 @@ Graph::Graph(std::shared_ptr<ParamStore> params) : params_(std::move(params)) {
   TESSERA_CHECK(params_ != nullptr, InvalidInput, "Graph needs a parameter store");
 }
 
+void Graph::set_params(std::shared_ptr<ParamStore> params) {
+  TESSERA_CHECK(params != nullptr, InvalidInput, "Graph needs a parameter store");
+  for (const auto& key : params_->keys())
+    TESSERA_CHECK(params->contains(key), InvalidInput, "the new parameter store lacks '", key, "'");
+  params_ = std::move(params);
+}
+
 int Graph::add_input(std::string name, std::vector<int64_t> shape) {
   TESSERA_CHECK(nodes_.empty(), InvalidInput, "the input must be the first node");
   nodes_.push_back(Node{0, std::move(name), nullptr, {}, std::move(shape)});

@@ -51,6 +51,8 @@ class Graph {
   int64_t output_size() const;
   ParamStore& params() const { return *params_; }
   std::shared_ptr<ParamStore> params_ptr() const { return params_; }
+  /// Swaps the parameter store (e.g. for a sharded one); `params` must hold every key.
+  void set_params(std::shared_ptr<ParamStore> params);
 
   /// Network output for a batch of inputs `x` `[N, *input_shape]` (or `[N, input_size]`),
   /// returned as `[N, output_size]`.

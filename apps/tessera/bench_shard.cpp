@@ -1,0 +1,135 @@
+// `tessera bench shard`: FSDP on wide random MLPs (784 -> h x L -> 10). For each width,
+// depth, method and shard mode, one JSON line with every rank's baseline bytes (network
+// built, before bounding) and peak bytes from the MemoryLedger, the seconds, and the largest
+// bound difference against the unsharded run of the same job (which is the single-process
+// computation: with --shard none every rank holds the whole network and computes alone).
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "allocator_tuning.h"
+#include "commands.h"
+#include "tessera/core/memory_ledger.h"
+#include "tessera/dist/communicator.h"
+#include "tessera/lirpa/bounds.h"
+#include "tessera/lirpa/mlp_builder.h"
+#include "tessera/lirpa/sharded_param_store.h"
+
+namespace tessera::app {
+namespace {
+
+struct BenchShardOptions {
+  std::vector<int64_t> widths{1024, 4096, 16384};
+  std::vector<int> depths{1, 2, 3};
+  std::vector<std::string> methods{"ibp", "crown", "alpha-crown"};
+  int64_t max_params = 40'000'000;  // skip larger networks (time and memory of this machine)
+  int64_t seed = 1;
+  double eps = 0.002;               // half-width of the input box
+  int iterations = 5;               // alpha-CROWN steps
+};
+
+/// Every rank makes the same network (same seed); with fsdp each keeps its blocks only.
+lirpa::Graph make_network(int64_t h, int depth, int64_t seed, lirpa::ShardMode mode) {
+  std::shared_ptr<lirpa::ParamStore> store;
+  if (mode == lirpa::ShardMode::Fsdp) store = std::make_shared<lirpa::ShardedParamStore>(dist::world());
+  else store = std::make_shared<lirpa::LocalParamStore>();
+  std::vector<int64_t> sizes{784};
+  for (int i = 0; i < depth; ++i) sizes.push_back(h);
+  sizes.push_back(10);
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return lirpa::build_relu_mlp(sizes, [&](int, int64_t n_in, int64_t n_out) {
+    // W ~ N(0, 2 / n_in) (He), b ~ N(0, 0.01)
+    return std::pair{at::normal(0.0, std::sqrt(2.0 / n_in), {n_out, n_in}, gen, at::kDouble),
+                     at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
+  }, store);
+}
+
+std::vector<int64_t> per_rank(int64_t mine) {
+  auto comm = dist::world();
+  at::Tensor all = comm->all_gather(at::full({1}, mine, at::kLong), std::vector<int64_t>(comm->size(), 1));
+  return {all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + all.numel()};
+}
+
+struct Run {
+  lirpa::BoundsResult bounds;
+  core::PhaseRecord memory;
+  double seconds = 0;
+};
+
+Run run_one(const lirpa::Graph& g, const at::Tensor& lo, const at::Tensor& hi, const lirpa::BoundOptions& opt) {
+  Run r;
+  core::MemoryPhase phase("bounds");
+  auto t0 = std::chrono::steady_clock::now();
+  r.bounds = lirpa::compute_bounds(g, lo, hi, opt);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.memory = phase.finish();
+  return r;
+}
+
+double max_difference(const lirpa::BoundsResult& a, const lirpa::BoundsResult& b) {
+  return std::max((a.lower - b.lower).abs().max().item<double>(), (a.upper - b.upper).abs().max().item<double>());
+}
+
+void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
+  const int64_t params = 784 * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1000);
+  at::Tensor centre = at::rand({784}, gen, at::kDouble);
+  at::Tensor lo = centre - o.eps, hi = centre + o.eps;
+  std::map<std::string, lirpa::BoundsResult> reference;  // per method, from --shard none
+  for (auto mode : {lirpa::ShardMode::None, lirpa::ShardMode::Fsdp}) {
+    lirpa::Graph g = make_network(h, depth, o.seed, mode);
+    for (const auto& name : o.methods) {
+      lirpa::BoundOptions opt;
+      opt.method = lirpa::parse_method(name);
+      opt.alpha.iterations = o.iterations;
+      dist::world()->barrier();
+      Run r = run_one(g, lo, hi, opt);
+      if (mode == lirpa::ShardMode::None) reference[name] = r.bounds;
+      nlohmann::json line = {{"bench", "shard"}, {"width", h}, {"hidden_layers", depth}, {"method", name},
+                             {"shard", lirpa::shard_mode_name(mode)}, {"ranks", dist::world()->size()},
+                             {"weight_bytes", params * 8}, {"largest_weight_bytes", std::max(784 * h, (depth > 1 ? h * h : 0)) * 8},
+                             {"baseline_bytes", per_rank(r.memory.baseline_bytes)},
+                             {"peak_bytes", per_rank(r.memory.peak_bytes)}, {"seconds", r.seconds},
+                             {"max_bound_difference", max_difference(r.bounds, reference[name])},
+                             {"alpha_iterations", r.bounds.iterations}};
+      if (dist::world()->rank() == 0) std::cout << line.dump() << std::endl;
+    }
+  }
+}
+
+int run_bench_shard(const BenchShardOptions& o) {
+  keep_freed_memory();
+  for (int64_t h : o.widths)
+    for (int depth : o.depths) {
+      const int64_t params = 784 * h + (depth - 1) * h * h + 10 * h;
+      if (params > o.max_params) {
+        if (dist::world()->rank() == 0)
+          std::cout << nlohmann::json{{"bench", "shard"}, {"width", h}, {"hidden_layers", depth},
+                                      {"skipped", "more than --max-params parameters"}}.dump() << std::endl;
+        continue;
+      }
+      bench_network(o, h, depth);
+    }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_shard(CLI::App& bench, CommandBody& body) {
+  auto o = std::make_shared<BenchShardOptions>();
+  CLI::App* cmd = bench.add_subcommand("shard", "FSDP memory and bounds on wide random MLPs (run under mpirun)");
+  cmd->add_option("--widths", o->widths, "hidden widths h")->delimiter(',');
+  cmd->add_option("--depths", o->depths, "numbers of hidden layers")->delimiter(',');
+  cmd->add_option("--methods", o->methods, "ibp, crown, alpha-crown")->delimiter(',');
+  cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
+  cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
+  cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);
+  cmd->add_option("--iterations", o->iterations, "alpha-CROWN steps")->check(CLI::NonNegativeNumber);
+  cmd->callback([o, &body] { body = [o] { return run_bench_shard(*o); }; });
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,100 @@
+#pragma once
+/// @file sharded_param_store.h
+/// FSDP for bound propagation: every rank keeps 1/P of each parameter tensor.
+///
+/// A tensor is viewed as a matrix [d0, rest] (a scalar as [1, 1]) and its rows are cut into
+/// P contiguous blocks of ceil(d0 / P) rows (the last blocks may be shorter or empty); rank r
+/// keeps block r. `get` all-gathers
+/// the blocks, so it is a collective: every rank must call it in the same order (bound
+/// propagation does, since every rank runs the same passes). Nothing gathered is cached:
+/// the full tensor lives only as long as the caller holds the returned handle, so an
+/// operator that uses its weight in a local variable has at most one full weight resident.
+/// One exception keeps memory from growing under autograd: while a gathered tensor is
+/// still alive because someone else holds it (alpha-CROWN's tape saves the weights it
+/// multiplied by), `get` hands out that same tensor instead of gathering a second copy. The
+/// store itself only keeps a weak reference, so it never extends a lifetime; since every
+/// rank runs the same passes, the tensors die at the same points everywhere and the ranks
+/// stay in step. Gathering only concatenates, so every value, and every bound computed from it, is
+/// bitwise the value of the single-process run.
+///
+/// @code
+///   Graph g = load_onnx("net.onnx");                       // every rank loads the model
+///   shard_parameters(g, tessera::dist::world());          // keep 1/P of each tensor
+///   BoundsResult r = compute_bounds(g, lo, hi, options);   // same on every rank
+/// @endcode
+
+#include <ATen/core/Tensor.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tessera/lirpa/param_store.h"
+
+namespace tessera::dist {
+class Communicator;
+}
+
+namespace tessera::lirpa {
+
+class Graph;
+
+/// How a run distributes the network over ranks (`--shard`).
+enum class ShardMode { None, Fsdp };
+
+/// "none", "fsdp" <-> ShardMode; throws InvalidInput for other names.
+ShardMode parse_shard_mode(const std::string& name);
+std::string shard_mode_name(ShardMode mode);
+
+class ShardedParamStore final : public ParamStore {
+ public:
+  explicit ShardedParamStore(std::shared_ptr<dist::Communicator> comm);
+
+  bool contains(const std::string& key) const override;
+  /// Collective: the whole tensor gathered from every rank, converted to `dtype`.
+  at::Tensor get(const std::string& key, at::ScalarType dtype) const override;
+  /// Collective: the whole tensor in its stored dtype.
+  at::Tensor get_raw(const std::string& key) const override;
+  /// Keeps this rank's block of `value` (the same whole tensor must be put on every rank).
+  void put(const std::string& key, at::Tensor value) override;
+  std::vector<std::string> keys() const override;
+
+  /// Bytes of the blocks held here.
+  int64_t local_bytes() const;
+  /// Bytes of the whole tensors (what one process would hold).
+  int64_t full_bytes() const;
+  /// Number of gathers so far (one per `get`/`get_raw` that found no live copy).
+  int64_t gather_count() const { return gathers_.load(); }
+
+  /// Rows per block for a tensor of `rows` leading rows split over `parts` ranks.
+  static std::vector<int64_t> block_counts(int64_t rows, int parts);
+
+ private:
+  struct Entry {
+    at::Tensor block;           ///< this rank's rows [count, rest] (stored dtype)
+    std::vector<int64_t> shape; ///< the whole tensor's shape
+    std::vector<int64_t> counts;
+    bool replicated = false;    ///< dtypes the communicator cannot move stay whole
+  };
+  const Entry& entry(const std::string& key) const;
+  /// The gathered tensor of (key, dtype) if something still holds it, else undefined.
+  at::Tensor still_alive(const std::string& key, at::ScalarType dtype) const;
+  void remember(const std::string& key, const at::Tensor& whole) const;
+
+  std::shared_ptr<dist::Communicator> comm_;
+  std::map<std::string, Entry> values_;
+  /// weak references only: never keeps a gathered tensor alive
+  mutable std::map<std::pair<std::string, int>, c10::weak_intrusive_ptr<c10::StorageImpl>> alive_;
+  mutable std::mutex mutex_;
+  mutable std::atomic<int64_t> gathers_{0};
+};
+
+/// Replaces `graph`'s parameter store by a sharded copy on `comm` (every rank must call it
+/// on the same graph; the blocks are cut locally, nothing is communicated). The old store
+/// is released by the graph, so its whole tensors are freed unless the caller holds them.
+std::shared_ptr<ShardedParamStore> shard_parameters(Graph& graph, std::shared_ptr<dist::Communicator> comm);
+
+}  // namespace tessera::lirpa

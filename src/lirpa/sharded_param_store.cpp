@@ -1,0 +1,146 @@
+// ShardedParamStore: 1/P of every parameter per rank, gathered whole on each use.
+
+#include "tessera/lirpa/sharded_param_store.h"
+
+#include <ATen/ATen.h>
+
+#include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
+#include "tessera/lirpa/graph.h"
+
+namespace tessera::lirpa {
+namespace {
+
+bool movable(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kInt || t == at::kLong;
+}
+
+}  // namespace
+
+ShardMode parse_shard_mode(const std::string& name) {
+  if (name == "none") return ShardMode::None;
+  if (name == "fsdp") return ShardMode::Fsdp;
+  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none or fsdp)");
+}
+
+std::string shard_mode_name(ShardMode mode) { return mode == ShardMode::Fsdp ? "fsdp" : "none"; }
+
+ShardedParamStore::ShardedParamStore(std::shared_ptr<dist::Communicator> comm) : comm_(std::move(comm)) {
+  TESSERA_CHECK(comm_ != nullptr, InvalidInput, "ShardedParamStore needs a communicator");
+}
+
+std::vector<int64_t> ShardedParamStore::block_counts(int64_t rows, int parts) {
+  TESSERA_CHECK(parts > 0 && rows >= 0, InvalidInput, "cannot split ", rows, " rows into ", parts, " blocks");
+  const int64_t block = (rows + parts - 1) / parts;  // ceil(d0 / P)
+  std::vector<int64_t> counts;
+  for (int r = 0; r < parts; ++r) counts.push_back(std::clamp<int64_t>(rows - r * block, 0, block));
+  return counts;
+}
+
+bool ShardedParamStore::contains(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return values_.count(key) > 0;
+}
+
+const ShardedParamStore::Entry& ShardedParamStore::entry(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = values_.find(key);
+  TESSERA_CHECK(it != values_.end(), InvalidInput, "no parameter named '", key, "'");
+  return it->second;  // entries are never erased, only replaced by put()
+}
+
+at::Tensor ShardedParamStore::still_alive(const std::string& key, at::ScalarType dtype) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = alive_.find({key, static_cast<int>(dtype)});
+  if (it == alive_.end()) return {};
+  c10::intrusive_ptr<c10::StorageImpl> storage = it->second.lock();
+  if (!storage) {
+    alive_.erase(it);
+    return {};
+  }
+  const Entry& e = values_.at(key);
+  at::Tensor t = at::empty({0}, at::TensorOptions().dtype(dtype));
+  std::vector<int64_t> strides(e.shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(e.shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * e.shape[d + 1];
+  return t.set_(c10::Storage(std::move(storage)), 0, e.shape, strides);
+}
+
+void ShardedParamStore::remember(const std::string& key, const at::Tensor& whole) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  alive_.insert_or_assign({key, static_cast<int>(whole.scalar_type())}, whole.storage().getWeakStorageImpl());
+}
+
+at::Tensor ShardedParamStore::get_raw(const std::string& key) const {
+  const Entry& e = entry(key);
+  if (e.replicated) return e.block;
+  if (at::Tensor held = still_alive(key, e.block.scalar_type()); held.defined()) return held;
+  ++gathers_;
+  at::Tensor whole = comm_->all_gather(e.block, e.counts).view(e.shape);  // concatenation only: values unchanged
+  remember(key, whole);
+  return whole;
+}
+
+at::Tensor ShardedParamStore::get(const std::string& key, at::ScalarType dtype) const {
+  const Entry& e = entry(key);
+  if (e.replicated) return e.block.scalar_type() == dtype ? e.block : e.block.to(dtype);
+  if (e.block.scalar_type() == dtype) return get_raw(key);
+  if (at::Tensor held = still_alive(key, dtype); held.defined()) return held;
+  // float32 -> float64 is exact and element-wise, as in LocalParamStore
+  at::Tensor whole = get_raw(key).to(dtype).contiguous();
+  remember(key, whole);
+  return whole;
+}
+
+void ShardedParamStore::put(const std::string& key, at::Tensor value) {
+  Entry e;
+  e.shape = value.sizes().vec();
+  at::Tensor whole = value.contiguous();
+  if (!movable(value.scalar_type())) {
+    e.replicated = true;
+    e.block = whole;
+  } else {
+    at::Tensor rows = value.dim() == 0 ? whole.reshape({1, 1}) : whole.reshape({value.size(0), -1});
+    e.counts = block_counts(rows.size(0), comm_->size());
+    int64_t start = 0;
+    for (int r = 0; r < comm_->rank(); ++r) start += e.counts[r];
+    e.block = rows.narrow(0, start, e.counts[comm_->rank()]).clone();  // own copy: the whole may be freed
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  values_[key] = std::move(e);
+  for (auto it = alive_.begin(); it != alive_.end();) it = it->first.first == key ? alive_.erase(it) : std::next(it);
+}
+
+std::vector<std::string> ShardedParamStore::keys() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  for (auto& [k, v] : values_) out.push_back(k);
+  return out;
+}
+
+int64_t ShardedParamStore::local_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t n = 0;
+  for (auto& [k, e] : values_) n += e.block.numel() * e.block.element_size();
+  return n;
+}
+
+int64_t ShardedParamStore::full_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t n = 0;
+  for (auto& [k, e] : values_) {
+    int64_t numel = 1;
+    for (int64_t d : e.shape) numel *= d;
+    n += numel * e.block.element_size();
+  }
+  return n;
+}
+
+std::shared_ptr<ShardedParamStore> shard_parameters(Graph& graph, std::shared_ptr<dist::Communicator> comm) {
+  auto store = std::make_shared<ShardedParamStore>(std::move(comm));
+  ParamStore& old = graph.params();
+  for (const auto& key : old.keys()) store->put(key, old.get_raw(key));
+  graph.set_params(store);
+  return store;
+}
+
+}  // namespace tessera::lirpa
