@@ -2,6 +2,7 @@
 // also links lirpa): build/bench_amg amg [--n N ...] [--case C] [--json].
 
 #include "../apps/tessera/bench_amg.cpp"
+#include "../apps/tessera/bench_stream.cpp"
 
 #include "tessera/core/threads.h"
 
