@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tessera/core/error.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/matrix_market.h"
@@ -132,6 +134,18 @@ TEST(Solve, BadInput) {
   at::Tensor nan_b = at::ones({9}, at::kDouble);
   nan_b[0] = std::numeric_limits<double>::infinity();
   EXPECT_THROW(solve(a, nan_b), InvalidInput);
+  // the same checks on float32 values, a strided b [n, k], and a vector long enough to be
+  // scanned by several threads (NaN in its last entry)
+  at::Tensor inf_f32 = a.values().to(at::kFloat).clone();
+  inf_f32[4] = -std::numeric_limits<float>::infinity();
+  EXPECT_THROW(solve(a.with_values(inf_f32), at::ones({9}, at::kFloat)), InvalidInput);
+  at::Tensor strided_b = at::ones({2, 9}, at::kDouble);
+  strided_b[1][8] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(solve(a, strided_b.t()), InvalidInput);
+  auto big = poisson2d(300);
+  at::Tensor big_b = at::ones({big.rows()}, at::kDouble);
+  big_b[big.rows() - 1] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(solve(big, big_b), InvalidInput);
   auto empty = SparseTensor::from_coo(at::zeros({0}, at::kDouble), at::zeros({0}, at::kLong), at::zeros({0}, at::kLong), 0, 0);
   EXPECT_THROW(solve(empty, at::zeros({0}, at::kDouble)), InvalidInput);
   auto rect = SparseTensor::from_dense(at::ones({2, 3}, at::kDouble));
