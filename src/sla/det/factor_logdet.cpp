@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "sla/backends/suitesparse/cholmod_view.h"
 #include "tessera/core/error.h"
 #include "tessera/core/threads.h"
 
@@ -35,19 +36,7 @@ LogdetValue cholmod_logdet(const CsrMatrix& a) {
   cholmod_l_start(&cc);
   cc.print = 0;
   cc.error_handler = nullptr;
-  cholmod_sparse m;   // CSR read as CSC is A^T = A; stype 1: one triangle
-  std::memset(&m, 0, sizeof(m));
-  m.nrow = m.ncol = static_cast<size_t>(n);
-  m.nzmax = static_cast<size_t>(a.values.numel());
-  m.p = a.row_ptr.data_ptr<int64_t>();
-  m.i = a.col_idx.data_ptr<int64_t>();
-  m.x = a.values.data_ptr<double>();
-  m.stype = 1;
-  m.itype = CHOLMOD_LONG;
-  m.xtype = CHOLMOD_REAL;
-  m.dtype = CHOLMOD_DOUBLE;
-  m.sorted = 1;
-  m.packed = 1;
+  cholmod_sparse m = backends::detail::cholmod_view(a);   // CSR read as CSC is A^T = A; one triangle
   core::ScopedBlasThreads blas(1);
   cholmod_factor* f = cholmod_l_analyze(&m, &cc);
   TESSERA_CHECK(f != nullptr, Unsupported, "logdet: cholmod_l_analyze failed (status ", cc.status, ")");

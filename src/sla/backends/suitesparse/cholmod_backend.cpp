@@ -6,6 +6,7 @@
 
 #include "sla/backends/common/csr_checks.h"
 #include "sla/backends/common/factorization_base.h"
+#include "sla/backends/suitesparse/cholmod_view.h"
 #include "sla/backends/suitesparse/suitesparse_backends.h"
 #include "tessera/core/error.h"
 #include "tessera/core/threads.h"
@@ -44,26 +45,6 @@ struct CholmodCommon {
   }
 };
 
-// CSR of A read column-major is A^T; with stype = +1 CHOLMOD reads its upper triangle,
-// i.e. the lower triangle of A. No copy: CHOLMOD does not modify its input.
-cholmod_sparse cholmod_view(const CsrMatrix& a) {
-  cholmod_sparse m;
-  std::memset(&m, 0, sizeof(m));
-  m.nrow = static_cast<size_t>(a.cols);
-  m.ncol = static_cast<size_t>(a.rows);
-  m.nzmax = static_cast<size_t>(a.values.numel());
-  m.p = a.row_ptr.data_ptr<int64_t>();
-  m.i = a.col_idx.data_ptr<int64_t>();
-  m.x = a.values.data_ptr<double>();
-  m.stype = 1;
-  m.itype = CHOLMOD_LONG;
-  m.xtype = CHOLMOD_REAL;
-  m.dtype = CHOLMOD_DOUBLE;
-  m.sorted = 1;
-  m.packed = 1;
-  return m;
-}
-
 // Frees a factor with the common that allocated it.
 struct FactorDeleter {
   CholmodCommon* common;
@@ -76,7 +57,7 @@ class CholmodFactorization final : public detail::FactorizationBase {
       : FactorizationBase("cholmod", Method::Cholesky, a.rows),
         common_(std::make_unique<CholmodCommon>()),
         factor_(nullptr, FactorDeleter{common_.get()}) {
-    cholmod_sparse m = cholmod_view(a);
+    cholmod_sparse m = detail::cholmod_view(a);
     core::ScopedBlasThreads blas(1);  // supernodal BLAS threads fight over the cores
     factor_.reset(cholmod_l_analyze(&m, &common_->c));  // fill-reducing ordering, symbolic L
     common_->check("cholmod_l_analyze");
