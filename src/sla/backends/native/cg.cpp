@@ -9,6 +9,23 @@
 
 namespace tessera::sla::detail {
 
+bool cg_should_stop(double rnorm, int64_t it, const KrylovParams& params, KrylovResult& out) {
+  if (!std::isfinite(rnorm)) {
+    out.status = SolveStatus::Breakdown;
+    out.message = "CG: the residual became non-finite";
+    return true;
+  }
+  if (rnorm <= params.tol) {
+    out.status = SolveStatus::Converged;                          // ||r|| <= tol
+    return true;
+  }
+  if (it >= params.maxiter) {
+    out.status = SolveStatus::NotConverged;
+    return true;
+  }
+  return false;
+}
+
 KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params) {
   if (params.plan) return run_cg_fused(*params.plan, m, b, x0, params);
@@ -20,13 +37,7 @@ KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& 
   double rz = params.space.dot(r, z);                   // rho = <r, z>
   for (int64_t it = 0;; ++it) {
     const double rnorm = params.space.norm(r);
-    if (!std::isfinite(rnorm)) {
-      out.status = SolveStatus::Breakdown;
-      out.message = "CG: the residual became non-finite";
-      break;
-    }
-    if (rnorm <= params.tol) { out.status = SolveStatus::Converged; break; }
-    if (it >= params.maxiter) { out.status = SolveStatus::NotConverged; break; }
+    if (cg_should_stop(rnorm, it, params, out)) break;
     at::Tensor q = a(p);                   // q = A p
     const double pq = params.space.dot(p, q);           // curvature <p, A p>
     if (!(pq > 0.0)) {

@@ -34,13 +34,7 @@ KrylovResult run_cg_fused(const SpmvPlan& a, const Jacobi& m, const at::Tensor& 
   double rz = diagonal && !jacobi ? rr : blocked_dot(blocks, rp, z.data_ptr<double>());   // rho = <r, z>
   for (int64_t it = 0;; ++it) {
     const double rnorm = std::sqrt(rr);
-    if (!std::isfinite(rnorm)) {
-      out.status = SolveStatus::Breakdown;
-      out.message = "CG: the residual became non-finite";
-      break;
-    }
-    if (rnorm <= params.tol) { out.status = SolveStatus::Converged; break; }
-    if (it >= params.maxiter) { out.status = SolveStatus::NotConverged; break; }
+    if (cg_should_stop(rnorm, it, params, out)) break;
     const double pq = a.apply_dot(p, q);                              // q = A p; curvature <p, A p>
     if (!(pq > 0.0)) {
       out.status = SolveStatus::NotPositiveDefinite;

@@ -70,6 +70,11 @@ struct Jacobi {
   }
 };
 
+/// CG's checks at the top of iteration `it` with residual norm `rnorm`: non-finite
+/// (Breakdown), converged, iteration cap. Sets out.status (and message) and returns true when
+/// the loop must stop. Shared by the generic and the fused loop.
+bool cg_should_stop(double rnorm, int64_t it, const KrylovParams& params, KrylovResult& out);
+
 KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params);
 /// CG on a CPU CSR plan with fused vector passes and no allocation per iteration (same
