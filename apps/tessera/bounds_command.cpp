@@ -11,6 +11,7 @@
 
 #include "allocator_tuning.h"
 #include "commands.h"
+#include "per_rank.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
@@ -31,12 +32,6 @@ struct BoundsOptions {
 std::vector<double> to_vector(const at::Tensor& t) {
   at::Tensor d = t.to(at::kDouble).contiguous();
   return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
-}
-
-/// Every rank's value of `mine`, in rank order.
-std::vector<int64_t> per_rank(dist::Communicator& comm, int64_t mine) {
-  at::Tensor all = comm.all_gather(at::full({1}, mine, at::kLong), std::vector<int64_t>(comm.size(), 1));
-  return {all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + all.numel()};
 }
 
 int run_bounds(const BoundsOptions& o) {

@@ -1,14 +1,27 @@
-// `tessera verify MODEL PROPERTY [--timeout S] [--results FILE] [--config FILE.yaml] [--quiet]`:
-// decide a VNN-LIB property. The last line of standard output is the verdict (sat, unsat,
-// timeout or unknown); progress goes to standard error. Exit code 0 for every verdict.
+// `tessera verify MODEL PROPERTY [--timeout S] [--results FILE] [--config FILE.yaml] [--quiet]
+// [--shard none|fsdp] [--json FILE]`: decide a VNN-LIB property. The last line of standard
+// output is the verdict (sat, unsat, timeout or unknown); progress goes to standard error.
+// Exit code 0 for every verdict. The timeout counts from the process start and is kept
+// within a second by a watchdog. Under mpirun with `--shard fsdp` every rank keeps 1/P of
+// the weights and does the same work; rank 0 answers.
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
+#include "allocator_tuning.h"
 #include "commands.h"
+#include "per_rank.h"
+#include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
+#include "tessera/core/watchdog.h"
+#include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/sharded_param_store.h"
 #include "tessera/lirpa/verify.h"
 #include "tessera/lirpa/vnnlib.h"
 
@@ -16,7 +29,7 @@ namespace tessera::app {
 namespace {
 
 struct VerifyCli {
-  std::string model, property, results, config;
+  std::string model, property, results, config, shard = "none", json;
   double timeout = -1;
   bool quiet = false;
 };
@@ -29,16 +42,9 @@ void print_progress(const lirpa::Progress& p) {
     std::fprintf(stderr, "[%7.1f s] %s\n", p.elapsed, p.phase.c_str());
 }
 
-int run_verify(const VerifyCli& o) {
-  lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
-  if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
-  bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
-  lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
-  lirpa::Property p = lirpa::load_vnnlib(o.property);
-  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
-  lirpa::ProgressFn progress;
-  if (!o.quiet) progress = print_progress;
-  lirpa::VerifyResult r = lirpa::verify(g, p, opt, progress);
+/// The answer: results file, a summary on standard error, the verdict as the last line of
+/// standard output.
+void answer(const VerifyCli& o, const lirpa::VerifyResult& r) {
   if (!o.results.empty()) lirpa::write_results_file(o.results, r);
   if (!o.quiet) {
     std::fprintf(stderr, "[%7.1f s] %s", r.seconds, lirpa::verdict_name(r.verdict).c_str());
@@ -48,6 +54,60 @@ int run_verify(const VerifyCli& o) {
     std::fprintf(stderr, "\n");
   }
   std::cout << lirpa::verdict_name(r.verdict) << std::endl;
+}
+
+/// `--json FILE`: the verdict, its figures and every rank's memory.
+void write_json(const VerifyCli& o, const lirpa::VerifyResult& r, int ranks, const std::vector<int64_t>& baseline,
+                const std::vector<int64_t>& peak) {
+  nlohmann::json j{{"verdict", lirpa::verdict_name(r.verdict)}, {"decided_by", r.decided_by},
+                   {"reason", r.reason}, {"domains_visited", r.domains_visited}, {"seconds", r.seconds},
+                   {"shard", o.shard}, {"ranks", ranks}, {"baseline_bytes", baseline}, {"peak_bytes", peak}};
+  std::ofstream out(o.json);
+  TESSERA_CHECK(out.good(), InvalidInput, "cannot write '", o.json, "'");
+  out << j.dump() << "\n";
+}
+
+/// How long after the deadline the watchdog answers for a run that has not.
+constexpr double kWatchdogGrace = 0.5;
+
+int run_verify(const VerifyCli& o) {
+  keep_freed_memory();
+  auto comm = dist::world();
+  const bool root = comm->rank() == 0;
+  const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
+  lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
+  if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
+  // The timeout counts from the process start: loading the libraries takes ~1 s before main.
+  const double total = opt.timeout, left = std::max(total - core::seconds_since_process_start(), 0.0);
+  opt.timeout = std::max(left, 1e-3);
+  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&o, total, root] {
+    if (!root) return;  // rank 0 answers; every rank's watchdog ends its process
+    lirpa::VerifyResult r;
+    r.verdict = lirpa::Verdict::Timeout;
+    r.seconds = core::seconds_since_process_start();
+    r.reason = "the run overran its timeout of " + std::to_string(total) + " s; stopped by the watchdog";
+    try {
+      answer(o, r);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+    }
+  });
+  bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
+  lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
+  const bool sharded = shard == lirpa::ShardMode::Fsdp && comm->size() > 1;
+  if (sharded) lirpa::shard_parameters(g, comm);
+  lirpa::Property p = lirpa::load_vnnlib(o.property);
+  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
+  lirpa::ProgressFn progress;
+  if (!o.quiet && root) progress = print_progress;
+  core::MemoryPhase phase("verify");  // baseline: the model (or its shard) loaded
+  lirpa::VerifyResult r = lirpa::verify(g, p, opt, progress, sharded ? comm : nullptr);
+  core::PhaseRecord mem = phase.finish();
+  std::vector<int64_t> baseline = per_rank(*comm, mem.baseline_bytes), peak = per_rank(*comm, mem.peak_bytes);
+  watchdog.claim();
+  if (!root) return 0;
+  if (!o.json.empty()) write_json(o, r, comm->size(), baseline, peak);
+  answer(o, r);
   return 0;
 }
 
@@ -58,11 +118,14 @@ void add_verify_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("verify", "decide a VNN-LIB property: sat, unsat, timeout or unknown");
   cmd->add_option("model", o->model, "network (.onnx or .nnet)")->required()->check(CLI::ExistingFile);
   cmd->add_option("property", o->property, "VNN-LIB property (the unsafe region)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--timeout", o->timeout, "seconds (default 300, or the config's timeout)")
+  cmd->add_option("--timeout", o->timeout, "seconds from the process start (default 300, or the config's timeout)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--results", o->results, "write the VNN-COMP results file here");
   cmd->add_option("--config", o->config, "YAML options (attack, alpha, beta, bab)")->check(CLI::ExistingFile);
   cmd->add_flag("--quiet", o->quiet, "no progress on standard error");
+  cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network) or fsdp "
+                                       "(each rank keeps 1/P of every weight, gathered on use)");
+  cmd->add_option("--json", o->json, "also write the verdict, domain count and per-rank memory as JSON here");
   cmd->callback([o, &body] { body = [o] { return run_verify(*o); }; });
 }
 

@@ -108,6 +108,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
     stall = total > best_total ? 0 : stall + 1;
     best_total = std::max(best_total, total);
     if (it == options.iterations || alphas.empty() || stall >= options.early_stop_patience) break;
+    if (options.stop && options.stop()) break;  // the timeout: keep the best so far
     std::vector<at::Tensor> params;
     for (auto& [k, t] : state.alpha) params.push_back(t);
     auto grads = torch::autograd::grad({-lb.sum()}, params, {}, false, false, true);  // d(-sum lb)/d alpha

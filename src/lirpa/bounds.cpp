@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "propagation.h"
 #include "tessera/core/error.h"
 
@@ -63,6 +65,11 @@ BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const a
     int steps_lower = 0, steps_upper = 0;
     result.lower = detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, 1.0),
                                              options.alpha, steps_lower);
+    if (!options.want_upper) {
+      result.upper = at::full_like(result.lower, INFINITY);
+      result.iterations = steps_lower;
+      return result;
+    }
     // upper of c y = -lower of (-c) y
     result.upper = -detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, -1.0),
                                               options.alpha, steps_upper);

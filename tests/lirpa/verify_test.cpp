@@ -107,7 +107,7 @@ TEST(LirpaVerify, BranchAndBoundDecidesBothSidesOfTheMinimum) {
   auto net = detail::extract_relu_net(g);
   ASSERT_TRUE(net.has_value());
   double lip = 1;
-  for (const at::Tensor& w : net->w) lip *= w.norm().item<double>();
+  for (int k = 0; k < net->layers(); ++k) lip *= net->w[k].norm().item<double>();
   double below = gmin - lip * h - 0.02;  // certainly below the true minimum
   BoundOptions crown;
   at::Tensor root = compute_bounds(g, -at::ones({2}, at::kDouble), at::ones({2}, at::kDouble), crown).lower;

@@ -12,6 +12,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <string>
 
 #include "tessera/lirpa/graph.h"
@@ -36,12 +37,18 @@ struct AlphaOptions {
   /// Optimise lower and upper bounds in separate runs, each with its own slopes (auto_LiRPA's
   /// default; tighter, twice the work); false: one run on the rows [C; -C] together.
   bool separate_sides = true;
+  /// Asked before every step (when set): true stops the optimisation, which returns the
+  /// best bound so far (at least CROWN's: the first pass uses CROWN's slopes). Verification
+  /// passes its timeout here.
+  std::function<bool()> stop;
 };
 
 struct BoundOptions {
   Method method = Method::Crown;
   at::ScalarType dtype = at::kDouble;  ///< kFloat or kDouble
   AlphaOptions alpha;
+  /// false: alpha-CROWN optimises only the lower bounds (half the work; `upper` is +inf).
+  bool want_upper = true;
 };
 
 /// Bounds per specification row (or per raw output).

@@ -18,12 +18,17 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "tessera/lirpa/graph.h"
 #include "tessera/lirpa/verify_options.h"
 #include "tessera/lirpa/vnnlib.h"
+
+namespace tessera::dist {
+class Communicator;
+}
 
 namespace tessera::lirpa {
 
@@ -60,9 +65,12 @@ struct VerifyResult {
   double seconds = 0;
 };
 
-/// Decides `property` on `graph`.
+/// Decides `property` on `graph`. Under a communicator of several ranks (sharded
+/// parameters), every rank calls this with the same arguments and does the same work;
+/// the decisions that depend on the clock (the timeout, batch sizes) are rank 0's, so
+/// every rank returns the same result.
 VerifyResult verify(const Graph& graph, const Property& property, const VerifyOptions& options,
-                    const ProgressFn& progress = {});
+                    const ProgressFn& progress = {}, std::shared_ptr<dist::Communicator> comm = nullptr);
 
 /// Checks a candidate input: the index (case, disjunct) of an output conjunction its
 /// forward pass (float64) satisfies while x lies in that case's box, or nothing.

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "lirpa/verify/batch_crown.h"
+#include "lirpa/verify/run_clock.h"
 #include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa::detail {
@@ -32,14 +33,16 @@ struct BabOutcome {
 struct BabContext {
   const ReluNet& net;
   const VerifyOptions& options;
-  Clock::time_point start, deadline;
+  const RunClock& clock;  ///< the run's deadline, agreed between ranks
   /// Checks a candidate input against the whole property with the real graph; true when
   /// it is a confirmed counterexample (the caller keeps it).
   std::function<bool(const at::Tensor&)> confirm;
   ProgressFn progress;
   std::string phase;
-  bool expired() const { return Clock::now() >= deadline; }
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+  bool expired() const { return clock.expired(); }
+  double elapsed() const { return clock.elapsed(); }
+  /// Rank 0's value of a measurement that a decision depends on (batch resizing).
+  double agreed(double local) const { return clock.agreed(local); }
 };
 
 /// Input splitting (low-dimensional inputs): bisect boxes along the dimension chosen by

@@ -173,7 +173,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
     pool.push(rows);
     if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && attack_worst(ctx, p, pool, it))
       return out.status = BabStatus::Falsified, out;
-    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    double secs = ctx.agreed(std::chrono::duration<double>(Clock::now() - t0).count());
     if (!o.bab.force_synchronous) {  // keep a batch between ~0.05 and ~0.2 s
       if (secs < 0.05 && batch < 8192) batch *= 2;
       if (secs > 0.2 && batch > 64) batch /= 2;

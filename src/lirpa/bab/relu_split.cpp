@@ -55,7 +55,7 @@ Bounded bound_domains(BabContext& ctx, const BabProblem& p, DomainBatch d, const
   Bounded b{std::move(d), {}, std::move(relax), {}, {}, {}, {}, {}};
   b.bounds = intermediate_bounds(ctx.net, b.d, parent);
   OptimiseOptions oo{iterations, ctx.options.beta.lr_alpha, ctx.options.beta.lr_beta, ctx.options.beta.lr_decay, true,
-                     ctx.deadline};
+                     [&ctx] { return ctx.expired(); }};
   b.fb = optimise_final_bound(ctx.net, b.d, b.bounds, p.c, p.rhs, b.relax, oo);
   at::NoGradGuard no_grad;
   std::tie(b.rows, b.score) = best_rows(b.fb.lb);

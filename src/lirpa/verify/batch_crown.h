@@ -8,7 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <chrono>
+#include <functional>
 #include <vector>
 
 #include "relu_net.h"
@@ -57,8 +57,9 @@ struct OptimiseOptions {
   int iterations = 20;
   double lr_alpha = 0.1, lr_beta = 0.05, lr_decay = 0.98;
   bool use_beta = true;
-  /// The optimisation stops (keeping the best bounds so far) once this time is reached.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// Asked before every step (when set): true stops the optimisation, keeping the best
+  /// bounds so far (the run's timeout).
+  std::function<bool()> stop;
 };
 
 /// alpha(-beta)-CROWN: Adam on the slopes (and, with splits, the multipliers) maximising the

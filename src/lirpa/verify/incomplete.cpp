@@ -31,16 +31,18 @@ bool all_closed(const std::vector<std::vector<bool>>& open) {
 }
 
 void bound_stage(const Graph& graph, const Property& property, const VerifyOptions& options, Method method,
-                 std::vector<std::vector<bool>>& open, std::chrono::steady_clock::time_point deadline) {
+                 std::vector<std::vector<bool>>& open, const RunClock& clock) {
   BoundOptions bo;
   bo.method = method;
   bo.dtype = at::kDouble;
   bo.alpha = options.alpha;
+  bo.alpha.stop = clock.stop_test();
+  bo.want_upper = false;  // only lower(C y) - rhs decides a disjunct  // alpha-CROWN returns its best bound so far at the timeout
   for (size_t c = 0; c < property.cases.size(); ++c) {
     const PropertyCase& pc = property.cases[c];
     bool any_open = false;
     for (bool o : open[c]) any_open = any_open || o;
-    if (!any_open || std::chrono::steady_clock::now() >= deadline) continue;
+    if (!any_open || clock.expired()) continue;
     at::Tensor spec = pc.spec_matrix();
     if (spec.size(0) == 0) continue;
     BoundsResult r = compute_bounds(graph, pc.lower, pc.upper, bo, spec);
@@ -55,17 +57,15 @@ void bound_stage(const Graph& graph, const Property& property, const VerifyOptio
 
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
-                                    std::chrono::steady_clock::time_point start,
-                                    std::chrono::steady_clock::time_point deadline) {
+                                    const RunClock& clock) {
   open.clear();
   for (const PropertyCase& pc : property.cases) open.emplace_back(pc.disjuncts.size(), true);
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (progress) progress(Progress{"crown", 0, 0, 0, elapsed()});
-  bound_stage(graph, property, options, Method::Crown, open, deadline);
+  if (progress) progress(Progress{"crown", 0, 0, 0, clock.elapsed()});
+  bound_stage(graph, property, options, Method::Crown, open, clock);
   if (all_closed(open)) return "crown";
   if (!options.alpha_enabled) return "";
-  if (progress) progress(Progress{"alpha-crown", 0, 0, 0, elapsed()});
-  bound_stage(graph, property, options, Method::AlphaCrown, open, deadline);
+  if (progress) progress(Progress{"alpha-crown", 0, 0, 0, clock.elapsed()});
+  bound_stage(graph, property, options, Method::AlphaCrown, open, clock);
   return all_closed(open) ? "alpha-crown" : "";
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 // Incomplete verification: CROWN, then alpha-CROWN, on every input box's specification rows.
 
-#include <chrono>
 #include <string>
 #include <vector>
 
+#include "lirpa/verify/run_clock.h"
 #include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa::detail {
@@ -14,8 +14,7 @@ namespace tessera::lirpa::detail {
 /// the last open disjunct ("crown" or "alpha-crown"), or "" when some remain open.
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
-                                    std::chrono::steady_clock::time_point start,
-                                    std::chrono::steady_clock::time_point deadline);
+                                    const RunClock& clock);
 
 /// The disjuncts proven infeasible from lower bounds `g_lower` of the stacked rows
 /// (C y - rhs, in the order of spec_matrix()): max over each disjunct's rows > margin.

@@ -4,8 +4,35 @@
 #include "relu_net.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "tessera/dist/communicator.h"
+#include "tessera/lirpa/sharded_param_store.h"
 
 namespace tessera::lirpa::detail {
+
+LayerWeights::LayerWeights() : store_(std::make_shared<LocalParamStore>()) {}
+
+at::Tensor LayerWeights::operator[](size_t k) const { return store_->get("w" + std::to_string(k), at::kDouble); }
+
+void LayerWeights::push_back(const at::Tensor& w) {
+  store_->put("w" + std::to_string(size()), w.to(at::kDouble).contiguous());
+  shapes_.push_back({w.size(0), w.size(1)});
+}
+
+void LayerWeights::shard(std::shared_ptr<dist::Communicator> comm) {
+  if (!comm || comm->size() == 1) return;
+  auto sharded = std::make_shared<ShardedParamStore>(std::move(comm));
+  for (size_t k = 0; k < size(); ++k) sharded->put("w" + std::to_string(k), store_->get_raw("w" + std::to_string(k)));
+  store_ = sharded;
+}
+
+int64_t LayerWeights::local_bytes() const {
+  if (auto* s = dynamic_cast<const ShardedParamStore*>(store_.get())) return s->local_bytes();
+  int64_t bytes = 0;
+  for (size_t k = 0; k < size(); ++k) bytes += rows(k) * cols(k) * 8;
+  return bytes;
+}
 
 at::Tensor ReluNet::forward(const at::Tensor& x) const {
   at::Tensor h = x.to(at::kDouble);
@@ -42,8 +69,9 @@ bool probe_segment(const Graph& g, int first, int last, at::Tensor& w, at::Tenso
   y = y.reshape({n + 1, -1});
   b = y[0].clone();                      // b = f(0)
   w = (y.slice(0, 1) - b).t().contiguous();  // W[:, i] = f(e_i) - f(0)
-  // affinity check on random points: f(r) = W r + b
-  at::Tensor r = at::randn({4, n}, at::kDouble);
+  // affinity check on random points: f(r) = W r + b (a fixed seed: the same points on every rank)
+  auto gen = at::detail::createCPUGenerator(/*seed_in=*/1234);
+  at::Tensor r = at::randn({4, n}, gen, at::kDouble);
   at::Tensor fr = first > last ? r : run_segment(g, first, last, r.reshape(batch_shape(4, in_shape)));
   at::Tensor pred = at::addmm(b, r, w.t());
   double err = (fr.reshape({4, -1}) - pred).abs().max().item<double>();
@@ -53,12 +81,14 @@ bool probe_segment(const Graph& g, int first, int last, at::Tensor& w, at::Tenso
 
 }  // namespace
 
-std::optional<ReluNet> extract_relu_net(const Graph& graph, std::string* why) {
+std::optional<ReluNet> extract_relu_net(const Graph& graph, std::string* why,
+                                        std::shared_ptr<dist::Communicator> comm) {
   auto fail = [&](const std::string& msg) -> std::optional<ReluNet> {
     if (why) *why = msg;
     return std::nullopt;
   };
   ReluNet net;
+  net.w.shard(std::move(comm));  // before any matrix is pushed: each is cut as it comes
   int first = 1;
   for (int id = 1; id <= graph.output_id(); ++id) {
     const Node& node = graph.node(id);
@@ -74,7 +104,7 @@ std::optional<ReluNet> extract_relu_net(const Graph& graph, std::string* why) {
     net.b.push_back(b);
     first = id + 1;
     if (relu && id == graph.output_id()) {  // ends with a ReLU: an identity layer after it
-      int64_t n = net.w.back().size(0);
+      int64_t n = net.w.rows(net.w.size() - 1);
       net.w.push_back(at::eye(n, at::kDouble));
       net.b.push_back(at::zeros({n}, at::kDouble));
     }

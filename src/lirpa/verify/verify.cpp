@@ -7,25 +7,24 @@
 #include "lirpa/bab/bab.h"
 #include "lirpa/verify/incomplete.h"
 #include "lirpa/verify/relu_net.h"
+#include "lirpa/verify/run_clock.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa {
 namespace {
 
-using detail::Clock;
-
 struct Run {
   const Graph& graph;
   const Property& property;
   const VerifyOptions& options;
   ProgressFn progress;
-  Clock::time_point start, deadline;
+  detail::RunClock clock;
   VerifyResult result;
   std::string bab_kind;  // the last branch and bound run
 
-  bool expired() const { return Clock::now() >= deadline; }
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+  bool expired() const { return clock.expired(); }
+  double elapsed() const { return clock.elapsed(); }
   void phase(const std::string& name, double lower = 0) {
     if (progress) progress(Progress{name, 0, 0, lower, elapsed()});
   }
@@ -64,7 +63,7 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
   bool input = b.split == SplitKind::Input ||
                (b.split == SplitKind::Auto && pc.lower.numel() <= b.input_split_max_dims);
   run.bab_kind = input ? "bab-input" : "bab-relu";
-  detail::BabContext ctx{net, run.options, run.start, run.deadline,
+  detail::BabContext ctx{net, run.options, run.clock,
                          [&](const at::Tensor& x) { return run.confirm(x, input ? "bab-input" : "bab-relu"); },
                          run.progress, input ? "bab-input" : "bab-relu"};
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
@@ -89,21 +88,19 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
 }  // namespace
 
 VerifyResult verify(const Graph& graph, const Property& property, const VerifyOptions& options,
-                    const ProgressFn& progress) {
+                    const ProgressFn& progress, std::shared_ptr<dist::Communicator> comm) {
   check_property_sizes(property, graph.input_size(), graph.output_size(), "the property and the network");
-  Run run{graph, property, options, progress, Clock::now(), {}, {}};
-  run.deadline = run.start + std::chrono::microseconds(static_cast<int64_t>(options.timeout * 1e6));
+  Run run{graph, property, options, progress, detail::RunClock(options.timeout, comm), {}, {}};
   auto finish = [&]() {
     run.result.seconds = run.elapsed();
     return run.result;
   };
   std::string why;
-  std::optional<detail::ReluNet> net = detail::extract_relu_net(graph, &why);
+  std::optional<detail::ReluNet> net = detail::extract_relu_net(graph, &why, comm);
   if (run_attack(run, net)) return finish();
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
-  std::string by = detail::incomplete_verification(graph, property, options, open, run.progress, run.start,
-                                                   run.deadline);
+  std::string by = detail::incomplete_verification(graph, property, options, open, run.progress, run.clock);
   bool all_proven = true;
   for (const auto& row : open)
     for (bool o : row) all_proven = all_proven && !o;

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Usage: compare_sharded_verify.sh TESSERA MPIRUN... -- MODEL PROPERTY [VERIFY_ARGS...]
+# Runs `tessera verify` with `bab.force_synchronous` in one process and under MPIRUN at 2
+# ranks with `--shard fsdp`; passes when the verdict, the method that decided it and the
+# number of sub-domains are the same, and each rank's baseline is below the single
+# process's. One thread everywhere.
+set -euo pipefail
+tessera=$1; shift
+mpirun=()
+while [ "$1" != "--" ]; do mpirun+=("$1"); shift; done
+shift
+export TESSERA_THREADS=1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+printf 'timeout: 300\nbab: {force_synchronous: true}\n' > "$dir/sync.yaml"
+"$tessera" verify "$@" --config "$dir/sync.yaml" --quiet --json "$dir/one.json" > "$dir/one.out"
+"${mpirun[@]}" -np 2 "$tessera" verify "$@" --config "$dir/sync.yaml" --quiet --shard fsdp \
+  --json "$dir/two.json" > "$dir/two.out"
+echo "1 process: $(cat "$dir/one.json")"
+echo "2 ranks:   $(cat "$dir/two.json")"
+/usr/bin/python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+a, b = (json.load(open(f"{d}/{n}.json")) for n in ("one", "two"))
+last = lambda n: open(f"{d}/{n}.out").read().split()[-1]
+for k in ("verdict", "decided_by", "domains_visited"):
+    assert a[k] == b[k], f"{k} differs: {a[k]} vs {b[k]}"
+assert last("one") == last("two") == a["verdict"], "the last line of stdout is not the verdict"
+assert b["shard"] == "fsdp" and b["ranks"] == 2 and len(b["baseline_bytes"]) == 2, b
+assert max(b["baseline_bytes"]) < a["baseline_bytes"][0], "a rank holds as much as one process"
+print("verdict", a["verdict"], "by", a["decided_by"], "domains", a["domains_visited"])
+PY
+echo PASS
