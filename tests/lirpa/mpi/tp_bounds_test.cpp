@@ -9,6 +9,7 @@
 
 #include "lirpa/random_nets.h"
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/mlp_builder.h"
 #include "tessera/lirpa/tensor_parallel.h"
@@ -128,6 +129,28 @@ TEST(TpLocalIntermediate, SoundAndExactOnOneZone) {
     BoundsResult many = tp_compute_bounds(tp, b.lo, b.hi, o, {}, local);
     expect_sound(whole, many, b.lo, b.hi, {}, "crown, local intermediate bounds");
     if (sizes.size() == 3) EXPECT_LT(rel_difference(one, many), 1e-9);
+  }
+}
+
+TEST(TpMemory, EachRankHoldsAndWorksOnItsBlocks) {
+  // One wide zone 64 -> 4096 -> 8: weights whole 2.4 MB. A rank holds 1/P of them (plus
+  // the second layer's bias). IBP adds its block of |W|; CROWN also the working set of the
+  // 16 output rows over its block of hidden neurons (relaxation temporaries, [16, 4096/P]
+  // each): observed 3.34 / 1.67 / 0.84 MB at P = 1 / 2 / 4.
+  core::MemoryLedger::install();
+  auto comm = dist::world();
+  const int p = comm->size();
+  const std::vector<int64_t> sizes{64, 4096, 8};
+  const int64_t whole = (64 * 4096 + 4096 + 4096 * 8 + 8) * 8;
+  TpNetwork tp = tp_relu_mlp(sizes, layers(6), comm);
+  EXPECT_LE(tp.local_bytes(), whole / p + 8 * 8 + 2 * 4096 * 8 / p);
+  Box b = box(64, 0.01);
+  for (Method m : {Method::Ibp, Method::Crown}) {
+    BoundOptions o;
+    o.method = m;
+    core::MemoryPhase phase("tp");
+    tp_compute_bounds(tp, b.lo, b.hi, o);
+    EXPECT_LE(phase.finish().peak_increase(), 17 * 64 * 4096 * 8 / (10 * p) + 256 * 1024) << method_name(m) << " at P = " << p;
   }
 }
 
