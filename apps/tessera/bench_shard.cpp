@@ -94,6 +94,11 @@ double max_difference(const lirpa::BoundsResult& a, const lirpa::BoundsResult& b
   return std::max((a.lower - b.lower).abs().max().item<double>(), (a.upper - b.upper).abs().max().item<double>());
 }
 
+/// mean(u - l) / mean(u_ref - l_ref): how much looser (> 1) the bounds are than the reference.
+double width_ratio(const lirpa::BoundsResult& a, const lirpa::BoundsResult& ref) {
+  return (a.upper - a.lower).mean().item<double>() / (ref.upper - ref.lower).mean().item<double>();
+}
+
 void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
   const int64_t params = 784 * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1000);
@@ -119,6 +124,8 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
                              {"baseline_bytes", per_rank(r.memory.baseline_bytes)},
                              {"peak_bytes", per_rank(r.memory.peak_bytes)}, {"seconds", r.seconds},
                              {"max_bound_difference", max_difference(r.bounds, reference[name])},
+                             {"bound_scale", reference[name].upper.abs().max().item<double>()},
+                             {"width_ratio", width_ratio(r.bounds, reference[name])},
                              {"alpha_iterations", r.bounds.iterations}};
       if (dist::world()->rank() == 0) std::cout << line.dump() << std::endl;
     }
