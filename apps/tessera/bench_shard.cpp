@@ -1,13 +1,15 @@
-// `tessera bench shard`: FSDP on wide random MLPs (784 -> h x L -> 10). For each width,
-// depth, method and shard mode, one JSON line with every rank's baseline bytes (network
-// built, before bounding) and peak bytes from the MemoryLedger, the seconds, and the largest
-// bound difference against the unsharded run of the same job (which is the single-process
+// `tessera bench shard`: FSDP and tensor parallelism on wide random MLPs (784 -> h x L -> 10).
+// For each width, depth, method and shard mode (none, fsdp, tp, tp-local: TP with zone-local
+// intermediate bounds), one JSON line with every rank's baseline bytes (network built,
+// before bounding) and peak bytes from the MemoryLedger, the seconds, and the largest bound
+// difference against the unsharded run of the same job (which is the single-process
 // computation: with --shard none every rank holds the whole network and computes alone).
 
 #include <ATen/ATen.h>
 
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -18,6 +20,7 @@
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/mlp_builder.h"
 #include "tessera/lirpa/sharded_param_store.h"
+#include "tessera/lirpa/tensor_parallel.h"
 
 namespace tessera::app {
 namespace {
@@ -26,26 +29,42 @@ struct BenchShardOptions {
   std::vector<int64_t> widths{1024, 4096, 16384};
   std::vector<int> depths{1, 2, 3};
   std::vector<std::string> methods{"ibp", "crown", "alpha-crown"};
+  std::vector<std::string> modes{"none", "fsdp"};  // none always runs first (the reference)
   int64_t max_params = 40'000'000;  // skip larger networks (time and memory of this machine)
   int64_t seed = 1;
   double eps = 0.002;               // half-width of the input box
   int iterations = 5;               // alpha-CROWN steps
 };
 
-/// Every rank makes the same network (same seed); with fsdp each keeps its blocks only.
-lirpa::Graph make_network(int64_t h, int depth, int64_t seed, lirpa::ShardMode mode) {
-  std::shared_ptr<lirpa::ParamStore> store;
-  if (mode == lirpa::ShardMode::Fsdp) store = std::make_shared<lirpa::ShardedParamStore>(dist::world());
-  else store = std::make_shared<lirpa::LocalParamStore>();
+/// The network of one job as `mode` holds it: a graph (none, fsdp) or a TP chain.
+struct Network {
+  std::unique_ptr<lirpa::Graph> graph;
+  std::unique_ptr<lirpa::TpNetwork> tp;
+  lirpa::TpOptions tp_options;
+};
+
+/// Every rank makes the same network (same seed); with fsdp or tp each keeps its blocks only.
+Network make_network(int64_t h, int depth, int64_t seed, const std::string& mode) {
   std::vector<int64_t> sizes{784};
   for (int i = 0; i < depth; ++i) sizes.push_back(h);
   sizes.push_back(10);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  return lirpa::build_relu_mlp(sizes, [&](int, int64_t n_in, int64_t n_out) {
+  auto layer = [&](int, int64_t n_in, int64_t n_out) {
     // W ~ N(0, 2 / n_in) (He), b ~ N(0, 0.01)
     return std::pair{at::normal(0.0, std::sqrt(2.0 / n_in), {n_out, n_in}, gen, at::kDouble),
                      at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
-  }, store);
+  };
+  Network net;
+  if (mode == "tp" || mode == "tp-local") {
+    net.tp = std::make_unique<lirpa::TpNetwork>(lirpa::tp_relu_mlp(sizes, layer, dist::world()));
+    net.tp_options.local_intermediate = mode == "tp-local";
+    return net;
+  }
+  std::shared_ptr<lirpa::ParamStore> store;
+  if (lirpa::parse_shard_mode(mode) == lirpa::ShardMode::Fsdp) store = std::make_shared<lirpa::ShardedParamStore>(dist::world());
+  else store = std::make_shared<lirpa::LocalParamStore>();
+  net.graph = std::make_unique<lirpa::Graph>(lirpa::build_relu_mlp(sizes, layer, store));
+  return net;
 }
 
 std::vector<int64_t> per_rank(int64_t mine) {
@@ -60,11 +79,12 @@ struct Run {
   double seconds = 0;
 };
 
-Run run_one(const lirpa::Graph& g, const at::Tensor& lo, const at::Tensor& hi, const lirpa::BoundOptions& opt) {
+Run run_one(const Network& net, const at::Tensor& lo, const at::Tensor& hi, const lirpa::BoundOptions& opt) {
   Run r;
   core::MemoryPhase phase("bounds");
   auto t0 = std::chrono::steady_clock::now();
-  r.bounds = lirpa::compute_bounds(g, lo, hi, opt);
+  r.bounds = net.tp ? lirpa::tp_compute_bounds(*net.tp, lo, hi, opt, {}, net.tp_options)
+                    : lirpa::compute_bounds(*net.graph, lo, hi, opt);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.memory = phase.finish();
   return r;
@@ -74,27 +94,38 @@ double max_difference(const lirpa::BoundsResult& a, const lirpa::BoundsResult& b
   return std::max((a.lower - b.lower).abs().max().item<double>(), (a.upper - b.upper).abs().max().item<double>());
 }
 
+/// mean(u - l) / mean(u_ref - l_ref): how much looser (> 1) the bounds are than the reference.
+double width_ratio(const lirpa::BoundsResult& a, const lirpa::BoundsResult& ref) {
+  return (a.upper - a.lower).mean().item<double>() / (ref.upper - ref.lower).mean().item<double>();
+}
+
 void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
   const int64_t params = 784 * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1000);
   at::Tensor centre = at::rand({784}, gen, at::kDouble);
   at::Tensor lo = centre - o.eps, hi = centre + o.eps;
   std::map<std::string, lirpa::BoundsResult> reference;  // per method, from --shard none
-  for (auto mode : {lirpa::ShardMode::None, lirpa::ShardMode::Fsdp}) {
-    lirpa::Graph g = make_network(h, depth, o.seed, mode);
+  std::vector<std::string> modes{"none"};
+  for (const auto& m : o.modes)
+    if (m != "none") modes.push_back(m);
+  for (const auto& mode : modes) {
+    Network net = make_network(h, depth, o.seed, mode);
     for (const auto& name : o.methods) {
       lirpa::BoundOptions opt;
       opt.method = lirpa::parse_method(name);
       opt.alpha.iterations = o.iterations;
+      if (net.tp && opt.method == lirpa::Method::AlphaCrown) continue;  // not implemented with TP
       dist::world()->barrier();
-      Run r = run_one(g, lo, hi, opt);
-      if (mode == lirpa::ShardMode::None) reference[name] = r.bounds;
+      Run r = run_one(net, lo, hi, opt);
+      if (mode == "none") reference[name] = r.bounds;
       nlohmann::json line = {{"bench", "shard"}, {"width", h}, {"hidden_layers", depth}, {"method", name},
-                             {"shard", lirpa::shard_mode_name(mode)}, {"ranks", dist::world()->size()},
+                             {"shard", mode}, {"ranks", dist::world()->size()},
                              {"weight_bytes", params * 8}, {"largest_weight_bytes", std::max(784 * h, (depth > 1 ? h * h : 0)) * 8},
                              {"baseline_bytes", per_rank(r.memory.baseline_bytes)},
                              {"peak_bytes", per_rank(r.memory.peak_bytes)}, {"seconds", r.seconds},
                              {"max_bound_difference", max_difference(r.bounds, reference[name])},
+                             {"bound_scale", reference[name].upper.abs().max().item<double>()},
+                             {"width_ratio", width_ratio(r.bounds, reference[name])},
                              {"alpha_iterations", r.bounds.iterations}};
       if (dist::world()->rank() == 0) std::cout << line.dump() << std::endl;
     }
@@ -121,10 +152,13 @@ int run_bench_shard(const BenchShardOptions& o) {
 
 void add_bench_shard(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<BenchShardOptions>();
-  CLI::App* cmd = bench.add_subcommand("shard", "FSDP memory and bounds on wide random MLPs (run under mpirun)");
+  CLI::App* cmd = bench.add_subcommand("shard", "FSDP and TP memory and bounds on wide random MLPs (run under mpirun)");
   cmd->add_option("--widths", o->widths, "hidden widths h")->delimiter(',');
   cmd->add_option("--depths", o->depths, "numbers of hidden layers")->delimiter(',');
   cmd->add_option("--methods", o->methods, "ibp, crown, alpha-crown")->delimiter(',');
+  cmd->add_option("--modes", o->modes, "none, fsdp, tp, tp-local (TP with zone-local intermediate bounds); "
+                                       "none always runs (the reference); tp skips alpha-crown")
+      ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "tp", "tp-local"}));
   cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
   cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
   cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);

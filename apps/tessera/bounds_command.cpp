@@ -1,12 +1,15 @@
 // `tessera bounds MODEL PROPERTY --method ibp|crown|alpha-crown [--spec] [--json]
-// [--shard none|fsdp]`: bounds of the raw outputs (or of the property's specification rows)
+// [--shard none|fsdp|tp]`: bounds of the raw outputs (or of the property's specification rows)
 // over each input box. Under mpirun every rank computes the same bounds; with `--shard fsdp`
-// each keeps 1/P of the weights. Rank 0 prints, with every rank's memory figures in --json.
+// each keeps 1/P of the weights; with `--shard tp` the Linear/ReLU chain is split into
+// column/row zones (IBP, CROWN). Rank 0 prints, with every rank's memory figures in --json.
 
 #include <ATen/ATen.h>
 
 #include <chrono>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "allocator_tuning.h"
@@ -18,6 +21,7 @@
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
+#include "tessera/lirpa/tensor_parallel.h"
 #include "tessera/lirpa/vnnlib.h"
 
 namespace tessera::app {
@@ -39,11 +43,18 @@ int run_bounds(const BoundsOptions& o) {
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
   auto comm = dist::world();
   bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
-  lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
+  auto g = std::make_unique<lirpa::Graph>(nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model));
   // one rank (no MPI, or P = 1): fsdp would only copy the weights, so it acts like none
-  if (shard == lirpa::ShardMode::Fsdp && comm->size() > 1) lirpa::shard_parameters(g, comm);
+  if (shard == lirpa::ShardMode::Fsdp && comm->size() > 1) lirpa::shard_parameters(*g, comm);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
-  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
+  lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
+  std::optional<lirpa::TpNetwork> tp;
+  if (shard == lirpa::ShardMode::Tp) {
+    TESSERA_CHECK(o.method != "alpha-crown", Unsupported,
+                  "--shard tp computes ibp and crown bounds; alpha-crown is not implemented with tensor parallelism");
+    tp.emplace(lirpa::tp_from_graph(*g, comm));  // this rank's blocks only
+    g.reset();                                  // the whole network is freed before bounding
+  }
   lirpa::BoundOptions opt;
   opt.method = lirpa::parse_method(o.method);
   opt.dtype = o.float32 ? at::kFloat : at::kDouble;
@@ -53,7 +64,8 @@ int run_bounds(const BoundsOptions& o) {
     at::Tensor spec = o.spec ? c.spec_matrix() : at::Tensor();
     core::MemoryPhase phase("bounds");  // baseline: model (or its shard) loaded, before bounding
     auto t0 = std::chrono::steady_clock::now();
-    lirpa::BoundsResult r = lirpa::compute_bounds(g, c.lower, c.upper, opt, spec);
+    lirpa::BoundsResult r = tp ? lirpa::tp_compute_bounds(*tp, c.lower, c.upper, opt, spec)
+                               : lirpa::compute_bounds(*g, c.lower, c.upper, opt, spec);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     core::PhaseRecord mem = phase.finish();
     all.push_back({{"method", lirpa::method_name(opt.method)}, {"lower", to_vector(r.lower)},
@@ -89,8 +101,9 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_flag("--json", o->json, "print JSON (a list for several input boxes)");
   cmd->add_flag("--float32", o->float32, "compute in float32 (default float64)");
   cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network) or fsdp "
-                                       "(each rank keeps 1/P of every weight, gathered on use)");
+  cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
+                                       "(each rank keeps 1/P of every weight, gathered on use) or tp (tensor "
+                                       "parallel Linear/ReLU zones; ibp and crown)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

@@ -75,6 +75,9 @@ int run_verify(const VerifyCli& o) {
   auto comm = dist::world();
   const bool root = comm->rank() == 0;
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
+  TESSERA_CHECK(shard != lirpa::ShardMode::Tp, InvalidInput,
+                "verify --shard tp is not implemented (tensor parallelism bounds only: tessera bounds --shard tp); "
+                "use --shard none or fsdp");
   lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
   if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.

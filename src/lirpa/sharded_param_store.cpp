@@ -20,10 +20,18 @@ bool movable(at::ScalarType t) {
 ShardMode parse_shard_mode(const std::string& name) {
   if (name == "none") return ShardMode::None;
   if (name == "fsdp") return ShardMode::Fsdp;
-  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none or fsdp)");
+  if (name == "tp") return ShardMode::Tp;
+  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none, fsdp or tp)");
 }
 
-std::string shard_mode_name(ShardMode mode) { return mode == ShardMode::Fsdp ? "fsdp" : "none"; }
+std::string shard_mode_name(ShardMode mode) {
+  switch (mode) {
+    case ShardMode::Fsdp: return "fsdp";
+    case ShardMode::Tp: return "tp";
+    case ShardMode::None: break;
+  }
+  return "none";
+}
 
 ShardedParamStore::ShardedParamStore(std::shared_ptr<dist::Communicator> comm) : comm_(std::move(comm)) {
   TESSERA_CHECK(comm_ != nullptr, InvalidInput, "ShardedParamStore needs a communicator");

@@ -42,10 +42,11 @@ namespace tessera::lirpa {
 
 class Graph;
 
-/// How a run distributes the network over ranks (`--shard`).
-enum class ShardMode { None, Fsdp };
+/// How a run distributes the network over ranks (`--shard`): whole everywhere, FSDP, or
+/// tensor parallelism (tensor_parallel.h).
+enum class ShardMode { None, Fsdp, Tp };
 
-/// "none", "fsdp" <-> ShardMode; throws InvalidInput for other names.
+/// "none", "fsdp", "tp" <-> ShardMode; throws InvalidInput for other names.
 ShardMode parse_shard_mode(const std::string& name);
 std::string shard_mode_name(ShardMode mode);
 

@@ -1,0 +1,110 @@
+#pragma once
+/// @file tensor_parallel.h
+/// Tensor parallelism for bound propagation on chains of Linear and ReLU layers.
+///
+/// Consecutive layers pair up into sharded zones (Megatron style): a column-parallel Linear
+/// (rank r keeps the rows of W for its block of output neurons), the ReLU after it, and a
+/// row-parallel Linear (rank r keeps the columns of W for the same block of inputs). The
+/// hidden neurons of a zone, their weights, bounds and A matrices live on one rank only;
+/// the zone's output is the sum of the ranks' partial products (one all-reduce). A Linear
+/// that does not start a zone (the last one of an odd count) is replicated.
+///
+/// Bounds (IBP, CROWN) are sound for any P. IBP is the single-process IBP up to the order
+/// of the sums. CROWN computes every intermediate bound by CROWN back to the network input,
+/// as one process does, crossing zones with collectives (rows over replicated neurons:
+/// all-reduce of the partial A matrices at each zone input; rows over a rank's own hidden
+/// neurons: an all-gather of the rows before the previous zone and a reduce-scatter of the
+/// result), so CROWN matches one process up to rounding. `TpOptions::local_intermediate`
+/// instead bounds each zone's hidden neurons by IBP over the zone's input box (no
+/// communication of A matrices, looser on multi-zone models).
+///
+/// @code
+///   auto comm = tessera::dist::world();
+///   TpNetwork net = tp_from_graph(load_onnx("mlp.onnx"), comm);   // Unsupported for other ops
+///   BoundsResult r = tp_compute_bounds(net, lo, hi, options);      // same on every rank
+///   // or built block by block, never whole on any rank:
+///   TpNetwork wide = tp_relu_mlp({784, 16384, 10}, layer_fn, comm);
+/// @endcode
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "tessera/lirpa/bounds.h"
+#include "tessera/lirpa/graph.h"
+#include "tessera/lirpa/mlp_builder.h"
+
+namespace tessera::dist {
+class Communicator;
+}
+
+namespace tessera::lirpa {
+
+/// How one Linear layer is split over the ranks.
+enum class TpSplit {
+  Column,     ///< rank r: W[out_r, :] and b[out_r]; replicated input, local output block
+  Row,        ///< rank r: W[:, in_r] and the whole b; local input block, summed output
+  Replicated  ///< every rank: the whole W and b
+};
+
+/// One Linear layer y = x W^T + b as this rank holds it, optionally followed by a ReLU.
+struct TpLayer {
+  TpSplit split = TpSplit::Replicated;
+  int64_t in_features = 0, out_features = 0;  ///< the whole layer's sizes
+  /// This rank's block of W^T: Column [in, out_r], Row [in_r, out], Replicated [in, out].
+  at::Tensor weight_t;
+  at::Tensor bias;        ///< Column: b[out_r]; otherwise the whole b
+  bool relu = false;      ///< a ReLU follows
+};
+
+/// A Linear/ReLU chain split over the ranks of a communicator.
+class TpNetwork {
+ public:
+  TpNetwork(std::shared_ptr<dist::Communicator> comm, std::vector<TpLayer> layers);
+
+  const std::vector<TpLayer>& layers() const { return layers_; }
+  dist::Communicator& comm() const { return *comm_; }
+  int64_t input_size() const { return layers_.front().in_features; }
+  int64_t output_size() const { return layers_.back().out_features; }
+  /// Block of neurons [offset, offset + count) of this rank for a layer of `n` neurons.
+  std::pair<int64_t, int64_t> block(int64_t n) const;
+  /// Bytes of the weights and biases held by this rank.
+  int64_t local_bytes() const;
+  /// Collective: y [N, out] (on every rank) for points x [N, in].
+  at::Tensor forward(const at::Tensor& x, at::ScalarType dtype) const;
+
+ private:
+  std::shared_ptr<dist::Communicator> comm_;
+  std::vector<TpLayer> layers_;
+};
+
+/// Splits for `n` Linear layers where `relu[k]` says a ReLU follows layer k: Column/Row for
+/// each Linear-ReLU-Linear zone from the first layer on, Replicated for the rest.
+std::vector<TpSplit> tp_plan(const std::vector<bool>& relu);
+
+/// The TP form of a graph that is a chain of linear operators (Linear, Affine, Reshape,
+/// Identity: each run between ReLUs becomes one dense layer) and ReLUs; throws Unsupported
+/// naming the first other operator. Every rank passes the same graph and keeps its blocks.
+TpNetwork tp_from_graph(const Graph& graph, std::shared_ptr<dist::Communicator> comm);
+
+/// The network of `build_relu_mlp(sizes, layer, ...)`, each rank keeping only its blocks as
+/// the layers are made (`layer` must return the same tensors on every rank).
+TpNetwork tp_relu_mlp(const std::vector<int64_t>& sizes, const MlpLayerFn& layer,
+                      std::shared_ptr<dist::Communicator> comm);
+
+struct TpOptions {
+  /// Bound each zone's hidden neurons (after the first zone) by IBP over the zone's input
+  /// box, and its output neurons by CROWN back to the zone's input only, instead of CROWN
+  /// back to the network input: no A matrix crosses a zone. Exact on one zone; far looser
+  /// on two (bench/RESULTS.md: output bounds 100-200x wider on random 784 -> h x 3 -> 10).
+  bool local_intermediate = false;
+};
+
+/// Collective: bounds of `c y` (c: [K, out]; undefined = identity) over lower <= x <= upper,
+/// the same on every rank. IBP and CROWN; alpha-CROWN throws Unsupported.
+BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, const at::Tensor& upper,
+                               const BoundOptions& options, const at::Tensor& c = {},
+                               const TpOptions& tp = {});
+
+}  // namespace tessera::lirpa
