@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# Usage: compare_sharded_bounds.sh TESSERA MPIRUN... -- BOUNDS_ARGS...
+# Usage: compare_sharded_bounds.sh fsdp|tp TESSERA MPIRUN... -- BOUNDS_ARGS...
 # Runs `tessera bounds BOUNDS_ARGS --json` in one process and under MPIRUN at 2 ranks with
-# `--shard fsdp`; passes when the bounds are exactly equal (FSDP only moves weights, the
-# arithmetic is unchanged) and each rank's baseline is below the single process's. One
-# thread everywhere, so that the single run does not split reductions differently.
+# `--shard MODE`; passes when the bounds are those of one process (fsdp: exactly, since it
+# only moves weights; tp: to 1e-6 relative, since it sums the blocks' partial products in
+# another order) and each rank's baseline is below the single process's.
 set -euo pipefail
-tessera=$1; shift
-mpirun=()
-while [ "$1" != "--" ]; do mpirun+=("$1"); shift; done
-shift
-export TESSERA_THREADS=1
+mode=$1; shift
+source "$(dirname "$0")/../mpirun_args.sh"
 single=$("$tessera" bounds "$@" --json)
 echo "1 process: $single"
-multi=$("${mpirun[@]}" -np 2 "$tessera" bounds "$@" --json --shard fsdp)
+multi=$("${mpirun[@]}" -np 2 "$tessera" bounds "$@" --json --shard "$mode")
 echo "2 ranks:   $multi"
-/usr/bin/python3 - "$single" "$multi" <<'PY'
+/usr/bin/python3 - "$mode" "$single" "$multi" <<'PY'
 import json, sys
-a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-assert a["lower"] == b["lower"], f"lower bounds differ:\n{a['lower']}\n{b['lower']}"
-assert a["upper"] == b["upper"], f"upper bounds differ:\n{a['upper']}\n{b['upper']}"
-assert b["shard"] == "fsdp" and b["ranks"] == 2, b
+mode, a, b = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+assert len(a["lower"]) == len(b["lower"]) == len(b["upper"]), "different numbers of bounds"
+if mode == "fsdp":
+    assert a["lower"] == b["lower"], f"lower bounds differ:\n{a['lower']}\n{b['lower']}"
+    assert a["upper"] == b["upper"], f"upper bounds differ:\n{a['upper']}\n{b['upper']}"
+else:
+    scale = 1 + max(abs(v) for v in a["lower"] + a["upper"])
+    diff = max(abs(x - y) for k in ("lower", "upper") for x, y in zip(a[k], b[k]))
+    print(f"largest difference {diff:.3e} (relative {diff / scale:.3e})")
+    assert diff <= 1e-6 * scale, f"{mode} bounds differ from one process"
+assert b["shard"] == mode and b["ranks"] == 2, b
 assert len(b["baseline_bytes"]) == 2 and len(b["peak_bytes"]) == 2, b
 assert max(b["baseline_bytes"]) < a["baseline_bytes"][0], "a rank holds as much as one process"
 PY

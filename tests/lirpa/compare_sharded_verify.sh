@@ -5,11 +5,7 @@
 # number of sub-domains are the same, and each rank's baseline is below the single
 # process's. One thread everywhere.
 set -euo pipefail
-tessera=$1; shift
-mpirun=()
-while [ "$1" != "--" ]; do mpirun+=("$1"); shift; done
-shift
-export TESSERA_THREADS=1
+source "$(dirname "$0")/../mpirun_args.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 printf 'timeout: 300\nbab: {force_synchronous: true}\n' > "$dir/sync.yaml"

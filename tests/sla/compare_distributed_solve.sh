@@ -6,11 +6,7 @@
 # fused CG loop, whose update order differs), and the final residual of an ill-conditioned
 # solve (~6e-9 for 494_bus after 393 iterations) is sensitive to that rounding (seen: 2.7%).
 set -euo pipefail
-tessera=$1; shift
-mpirun=()
-while [ "$1" != "--" ]; do mpirun+=("$1"); shift; done
-shift
-export TESSERA_THREADS=1
+source "$(dirname "$0")/../mpirun_args.sh"
 single=$("$tessera" solve "$@" --json)
 echo "1 process: $single"
 for np in 2 4; do

@@ -48,22 +48,21 @@ VerifyResult expect_same_verdict(const Graph& whole, Graph& sharded, const Prope
   return many;
 }
 
-TEST(ShardedVerify, AcasXuInputSplitIsIdentical) {
-  std::string net = kAcas + "ACASXU_run2a_3_1_batch_2000.onnx";
-  Graph whole = load_onnx(net), sharded = load_onnx(net);
+/// An ACAS Xu instance run on one process and sharded.
+VerifyResult acas_xu_both_ways(const std::string& net, const std::string& prop, SplitKind split) {
+  Graph whole = load_onnx(kAcas + net), sharded = load_onnx(kAcas + net);
   shard_parameters(sharded, dist::world());
-  Property p = load_vnnlib(kAcas + "prop_4.vnnlib");
-  VerifyResult r = expect_same_verdict(whole, sharded, p, synchronous(SplitKind::Input));
+  return expect_same_verdict(whole, sharded, load_vnnlib(kAcas + prop), synchronous(split));
+}
+
+TEST(ShardedVerify, AcasXuInputSplitIsIdentical) {
+  VerifyResult r = acas_xu_both_ways("ACASXU_run2a_3_1_batch_2000.onnx", "prop_4.vnnlib", SplitKind::Input);
   EXPECT_EQ(r.verdict, Verdict::Unsat);  // expected.csv
   EXPECT_GT(r.domains_visited, 1);       // it needed branching
 }
 
 TEST(ShardedVerify, AcasXuSatCounterexampleIsIdentical) {
-  std::string net = kAcas + "ACASXU_run2a_1_4_batch_2000.onnx";
-  Graph whole = load_onnx(net), sharded = load_onnx(net);
-  shard_parameters(sharded, dist::world());
-  Property p = load_vnnlib(kAcas + "prop_2.vnnlib");
-  VerifyResult r = expect_same_verdict(whole, sharded, p, synchronous(SplitKind::Auto));
+  VerifyResult r = acas_xu_both_ways("ACASXU_run2a_1_4_batch_2000.onnx", "prop_2.vnnlib", SplitKind::Auto);
   EXPECT_EQ(r.verdict, Verdict::Sat);  // expected.csv
 }
 
