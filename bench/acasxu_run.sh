@@ -5,7 +5,9 @@
 #
 # Each instance gets min(its timeout from <benchmark>_instances.csv, cap) seconds. Writes a
 # CSV (onnx, vnnlib, timeout, verdict, expected, seconds, check) and prints a summary; the
-# exit code is 1 when any verdict contradicts expected.csv. Env: TESSERA_BIN, THREADS (1).
+# exit code is 1 when any verdict contradicts expected.csv. Each instance's standard error
+# (progress lines, the final reason) goes to <out>_logs/<onnx>__<vnnlib>.log next to the CSV.
+# Env: TESSERA_BIN, THREADS (1).
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${TESSERA_BIN:-$ROOT/build/tessera}"
@@ -21,6 +23,8 @@ while [ "$#" -gt 0 ]; do
 done
 DATA="$ROOT/../shared/data/vnncomp2021/$BENCH"
 OUT="${OUT:-$ROOT/bench/${BENCH}_results.csv}"
+LOGS="${OUT%.csv}_logs"
+mkdir -p "$LOGS"
 export GLOG_minloglevel=2
 echo "onnx,vnnlib,timeout,verdict,expected,seconds,check" > "$OUT"
 echo "# $(date -u +%FT%TZ) $(uptime)" >&2
@@ -32,7 +36,8 @@ while IFS=, read -r onnx vnnlib timeout; do
   if [ "$CAP" != "0" ]; then t="$(awk -v a="$timeout" -v b="$CAP" 'BEGIN { print (a < b) ? a : b }')"; fi
   expected="$(grep -F "$onnx,$vnnlib," "$DATA/expected.csv" | cut -d, -f3 | tr -d '\r ')"
   start=$(date +%s.%N)
-  verdict="$("$BIN" --threads "${THREADS:-1}" verify "$DATA/$onnx" "$DATA/$vnnlib" --timeout "$t" --quiet 2>/dev/null | tail -n 1)"
+  log="$LOGS/${onnx%.onnx}__${vnnlib%.vnnlib}.log"
+  verdict="$("$BIN" --threads "${THREADS:-1}" verify "$DATA/$onnx" "$DATA/$vnnlib" --timeout "$t" 2>"$log" | tail -n 1)"
   [ -n "$verdict" ] || verdict=error
   secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
   check=undecided
@@ -45,6 +50,6 @@ while IFS=, read -r onnx vnnlib timeout; do
   echo "$onnx,$vnnlib,$t,$verdict,$expected,$secs,$check" >> "$OUT"
   printf '%-40s %-14s %-8s %-8s %8s s  %s\n' "$onnx" "$vnnlib" "$verdict" "$expected" "$secs" "$check" >&2
 done < "$DATA/${BENCH}_instances.csv"
-echo "{\"benchmark\":\"$BENCH\",\"instances\":$count,\"decided\":$decided,\"wrong\":$wrong,\"total_seconds\":$t_all,\"cap\":$CAP,\"csv\":\"$OUT\"}"
+echo "{\"benchmark\":\"$BENCH\",\"instances\":$count,\"decided\":$decided,\"wrong\":$wrong,\"total_seconds\":$t_all,\"cap\":$CAP,\"csv\":\"$OUT\",\"logs\":\"$LOGS\"}"
 echo "# $(date -u +%FT%TZ) $(uptime)" >&2
 [ "$wrong" -eq 0 ]

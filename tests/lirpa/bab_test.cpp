@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "lirpa/bab/bab.h"
@@ -229,6 +230,67 @@ TEST(LirpaBab, InputBoxBoundsAreSound) {
   BoxBounds tiny = bound_input_boxes(net, xl, tiny_u, c, rhs);
   at::Tensor g0 = at::matmul(net.forward((xl + tiny_u) / 2), c.t()) - rhs;
   EXPECT_LT((g0 - tiny.lb).max().item<double>(), 1e-3);
+}
+
+// The backward pass restricted to unstable neurons (rows padded to the batch's largest
+// count) stays sound on a deep net when the boxes of one batch have very different numbers
+// of unstable neurons, and it is not looser than CROWN of every neuron by more than rounding
+// on boxes where both see the same unstable set (tiny boxes: both nearly exact).
+TEST(LirpaBab, InputBoxBoundsOfUnstableRowsAreSoundOnADeepNet) {
+  ReluNet net = random_net({5, 30, 30, 30, 30, 30, 5}, 23);
+  at::Tensor c = at::randn({4, 5}, at::kDouble), rhs = at::randn({4}, at::kDouble);
+  const int64_t boxes = 16;
+  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
+  at::Tensor width = at::rand({boxes, 5}, at::kDouble) * at::logspace(-4, 0.7, boxes, 10, at::kDouble).unsqueeze(1);
+  at::Tensor xu = xl + width;
+  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
+  // reference: CROWN of every hidden neuron (no forward bounds), then the same final pass
+  DomainBatch d{xl, xu, {}};
+  FinalBound ref = final_bound(net, d, intermediate_bounds(net, d), c, rhs);
+  for (int64_t b = 0; b < boxes; ++b) {
+    at::Tensor x = xl[b] + width[b] * at::rand({20000, 5}, at::kDouble);
+    x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
+    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+    at::Tensor gmin = std::get<0>(g.min(0));
+    EXPECT_TRUE((gmin >= bb.lb[b] - 1e-9).all().item<bool>()) << "box " << b << ": " << gmin << " vs " << bb.lb[b];
+    EXPECT_TRUE(at::isfinite(bb.lb[b]).all().item<bool>());
+  }
+  // the smallest boxes: every ReLU stable, both exact up to rounding
+  at::Tensor small = ref.lb.narrow(0, 0, 2) - bb.lb.narrow(0, 0, 2);
+  EXPECT_LT(small.abs().max().item<double>(), 1e-8);
+  // on the batch as a whole the restricted bounds are about as tight as the reference
+  EXPECT_GT((bb.lb - ref.lb).mean().item<double>(), -0.05 * (1 + ref.lb.abs().mean().item<double>()));
+}
+
+// The rows' linear bounds combined over the simplex bound max_k g_k soundly (sampled values
+// lie above), never below the best single row, and strictly above it where two rows each
+// fail on a different part of the box (g_1 = x, g_2 = -x on [-1, 1]: rows -1 each, max >= 0).
+TEST(LirpaBab, ConjunctionBoundIsSoundAndCombinesRows) {
+  ReluNet net = random_net({5, 20, 20, 20, 4}, 29);
+  at::Tensor c = at::randn({3, 4}, at::kDouble), rhs = at::randn({3}, at::kDouble) - 1.0;
+  const int64_t boxes = 12;
+  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
+  at::Tensor width = at::rand({boxes, 5}, at::kDouble) * at::logspace(-3, 0.3, boxes, 10, at::kDouble).unsqueeze(1);
+  at::Tensor xu = xl + width;
+  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
+  at::Tensor comb = conjunction_lower_bound(bb.lb, bb.a_input, xl, xu);
+  EXPECT_TRUE((comb >= std::get<0>(bb.lb.max(1)) - 1e-12).all().item<bool>());
+  for (int64_t b = 0; b < boxes; ++b) {
+    at::Tensor x = at::cat({xl[b] + width[b] * at::rand({20000, 5}, at::kDouble), xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
+    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+    double gmin = std::get<0>(g.max(1)).min().item<double>();  // min over samples of max_k g_k
+    EXPECT_GE(gmin, comb[b].item<double>() - 1e-9) << "box " << b;
+  }
+  // hand case: lb = [-1, -1], a = [[1], [-1]] on [-1, 1] (d = 0): lambda = (1/2, 1/2) gives 0,
+  // the ascent gets close to it (and any lambda is sound: never above 0)
+  at::Tensor lb = at::full({1, 2}, -1.0, at::kDouble);
+  at::Tensor a = at::tensor({1.0, -1.0}, at::kDouble).reshape({1, 2, 1});
+  at::Tensor hand = conjunction_lower_bound(lb, a, at::full({1, 1}, -1.0, at::kDouble), at::ones({1, 1}, at::kDouble));
+  EXPECT_GT(hand.item<double>(), -0.1);
+  EXPECT_LE(hand.item<double>(), 1e-12);
+  // an infinite row (infeasible domain) keeps the plain maximum
+  lb[0][1] = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(std::isinf(conjunction_lower_bound(lb, a, at::full({1, 1}, -1.0, at::kDouble), at::ones({1, 1}, at::kDouble)).item<double>()));
 }
 
 // FSB measures its candidates: with every unstable ReLU as a candidate it picks the one

@@ -66,4 +66,11 @@ std::pair<at::Tensor, at::Tensor> bisect(const at::Tensor& xl, const at::Tensor&
 /// The vertex of each box minimising the linear function a (best row): x_i = l_i if a_i > 0 else u_i.
 at::Tensor minimising_vertex(const at::Tensor& a, const at::Tensor& rows, const at::Tensor& xl, const at::Tensor& xu);
 
+/// Batched PGD on the conjunction's violation max_k (c_k y - rhs_k) inside each box
+/// [xl_b, xu_b] ([B, n]) from `start` ([B, n], clipped into the boxes), `steps` signed-gradient
+/// steps of decaying size; returns each box's best point [B, n] (stops early once one has
+/// value <= 0). The points are candidates only: the caller confirms them.
+at::Tensor box_attack(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& start,
+                      const at::Tensor& c, const at::Tensor& rhs, int steps);
+
 }  // namespace tessera::lirpa::detail

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include <limits>
+#include <vector>
 
 namespace tessera::lirpa::detail {
 namespace {
@@ -69,12 +70,43 @@ std::pair<at::Tensor, at::Tensor> ibp(const at::Tensor& l, const at::Tensor& u, 
   return {out.narrow(1, 0, m) + bias, out.narrow(1, m, m) + bias};
 }
 
+/// Backward CROWN bounds of the pre-activations z_m = W_{m-1} h_{m-1} + b_{m-1} that [l, u]
+/// leaves unstable, intersected into [l, u] ([B, n_m], updated in place). Per box, the rows
+/// are its unstable neurons padded to the batch's largest count with stable ones (their
+/// bounds are sound too, so intersecting them is harmless). relus[j-1]: layer j's relaxation.
+void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus, const at::Tensor& centre,
+                      const at::Tensor& radius, at::Tensor& l, at::Tensor& u) {
+  at::Tensor unstable = (l < 0).logical_and(u > 0);
+  const int64_t k = unstable.sum(1).max().item<int64_t>(), bsz = l.size(0);
+  if (k == 0) return;
+  at::Tensor idx = std::get<1>(unstable.to(at::kFloat).topk(k, 1));  // [B, k]: unstable first
+  at::Tensor flat = idx.reshape({-1});
+  at::Tensor rows = net.w[m - 1].index_select(0, flat).reshape({bsz, k, -1});
+  at::Tensor bias = net.b[m - 1].index_select(0, flat).reshape({bsz, k});
+  at::Tensor a = at::cat({rows, -rows}, 1);  // rows [e_j; -e_j] of z_m, over h_{m-1}
+  bias = at::cat({bias, -bias}, 1);
+  for (int j = m - 1; j >= 1; --j) {  // a: coefficients over h_j = relu(z_j)
+    const Relax& r = relus[j - 1];
+    at::Tensor neg = a < 0;
+    bias = bias + at::bmm(a.clamp_max(0), r.ub.unsqueeze(2)).squeeze(2);  // negative coefficients take the upper line
+    a = a * at::where(neg, r.su.unsqueeze(1), r.sl.unsqueeze(1));           // A <- A+ sl + A- su  (over z_j)
+    bias = bias + at::matmul(a, net.b[j - 1]);                              // c += A b
+    a = at::matmul(a, net.w[j - 1]);                                        // A <- A W  (over h_{j-1})
+  }
+  // min over the box of a x + bias = a centre - |a| radius + bias
+  at::Tensor lb = bias + at::bmm(a, centre.unsqueeze(2)).squeeze(2) - at::bmm(a.abs(), radius.unsqueeze(2)).squeeze(2);
+  at::Tensor lo = at::max(l.gather(1, idx), lb.narrow(1, 0, k));
+  at::Tensor hi = at::min(u.gather(1, idx), -lb.narrow(1, k, k));  // u = -min(-z)
+  l = l.scatter(1, idx, lo);
+  u = at::max(u.scatter(1, idx, hi), l);
+}
+
 }  // namespace
 
 BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
                             const at::Tensor& rhs) {
   at::NoGradGuard no_grad;
-  const int64_t n = xl.size(1);
+  const int64_t n = xl.size(1), bsz = xl.size(0);
   at::Tensor centre = (xl + xu) / 2, radius = (xu - xl) / 2;
   // layer 1 exactly: z = W (centre + radius e) + b
   Forms z;
@@ -83,23 +115,54 @@ BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::
   z.lo = at::cat({coef, cst}, 1);
   z.up = z.lo;
   auto [l, u] = concretise(z, n);
-  LayerBounds fwd;
+  LayerBounds bounds;
+  bounds.infeasible = at::zeros({bsz}, at::kBool);
+  std::vector<Relax> relus;
   for (int layer = 1; layer < net.layers(); ++layer) {
-    fwd.lower.push_back(l), fwd.upper.push_back(u);
+    // backward CROWN of the neurons the forward bounds leave unstable (the others' bounds
+    // do not enter any relaxation), with the relaxations of the layers below
+    if (layer > 1) tighten_unstable(net, layer, relus, centre, radius, l, u);
+    bounds.lower.push_back(l), bounds.upper.push_back(u);
     if (layer + 1 == net.layers()) break;  // the output layer needs no forms
-    Relax relax = relax_relu(l, u);
+    relus.push_back(relax_relu(l, u));
     at::Tensor ws = stacked(net.w[layer]);
-    z = next_forms(z, relax, ws, net.b[layer], n);
+    z = next_forms(z, relus.back(), ws, net.b[layer], n);
     auto [fl, fu] = concretise(z, n);
     auto [il, iu] = ibp(l, u, ws, net.b[layer]);
     l = at::max(fl, il);  // both sound: intersect
     u = at::max(at::min(fu, iu), l);
   }
-  // backward CROWN of every hidden layer, each intersected with the forward bounds above
   DomainBatch d{xl, xu, {}};
-  LayerBounds crown = intermediate_bounds(net, d, &fwd);
-  FinalBound fb = final_bound(net, d, crown, c, rhs);
+  FinalBound fb = final_bound(net, d, bounds, c, rhs);
   return {fb.lb, fb.a_input};
+}
+
+at::Tensor conjunction_lower_bound(const at::Tensor& lb, const at::Tensor& a, const at::Tensor& xl,
+                                   const at::Tensor& xu, int iterations) {
+  at::NoGradGuard no_grad;
+  at::Tensor best = std::get<0>(lb.max(1));  // the corners lambda = e_k
+  const int64_t k = lb.size(1);
+  if (k < 2 || lb.size(0) == 0) return best;
+  at::Tensor finite = at::isfinite(lb).all(1);
+  at::Tensor centre = (xl + xu) / 2, radius = (xu - xl) / 2;
+  // g_k(x) >= a_k x + d_k with d_k = lb_k - min_box a_k x = lb_k - (a_k centre - |a_k| radius)
+  at::Tensor d = lb - at::bmm(a, centre.unsqueeze(2)).squeeze(2) + at::bmm(a.abs(), radius.unsqueeze(2)).squeeze(2);
+  d = at::where(finite.unsqueeze(1), d, at::zeros_like(d));  // boxes with an infinite row keep `best`
+  at::Tensor lam = at::full_like(lb, 0.5 / k).scatter_add_(1, lb.argmax(1, true), at::full_like(best, 0.5).unsqueeze(1));
+  double eta = 2.0;
+  for (int t = 0; t < iterations; ++t) {
+    at::Tensor s = at::bmm(lam.unsqueeze(1), a).squeeze(1);                      // s = sum_k lam_k a_k
+    at::Tensor x = at::where(s > 0, xl, xu);                                     // argmin_box s x
+    at::Tensor g = d + at::bmm(a, x.unsqueeze(2)).squeeze(2);                    // g_k = a_k x* + d_k
+    at::Tensor val = (lam * g).sum(1) / lam.sum(1);                              // min_x sum lam_k (a_k x + d_k)
+    best = at::where(finite, at::max(best, val), best);
+    // exponentiated-gradient ascent on the simplex (the gradient of the concave dual is g)
+    at::Tensor gmax = std::get<0>(g.max(1, true)), span = gmax - std::get<0>(g.min(1, true)) + 1e-12;
+    lam = lam * at::exp(eta * (g - gmax) / span);
+    lam = lam / lam.sum(1, true);
+    eta *= 0.9;
+  }
+  return best;
 }
 
 }  // namespace tessera::lirpa::detail

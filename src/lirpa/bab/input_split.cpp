@@ -2,9 +2,10 @@
 // most recently split, worst-bounded boxes first: depth first, so the stack stays small).
 // Each box of a batch is bisected along the better of its two largest-smear dimensions (both
 // tried); all children are bounded at once by bound_input_boxes (forward linear bounds and
-// backward CROWN of every layer, intersected); verified
-// children are dropped; the minimising vertex of every unverified child is tried as a
-// counterexample, and PGD runs on the worst boxes now and then.
+// backward CROWN of the unstable neurons, intersected); verified children are dropped; the
+// minimising vertex of every unverified child is tried as a counterexample, a few PGD steps
+// run inside the worst children of every batch, and PGD on the whole region from the worst
+// boxes' centres now and then.
 
 #include <ATen/ATen.h>
 
@@ -72,8 +73,9 @@ struct Bounded {
 
 Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const BabProblem& p) {
   BoxBounds bb = bound_input_boxes(net, xl, xu, p.c, p.rhs);
-  auto [rows, score] = best_rows(bb.lb);  // a box is verified when some row's bound > margin
-  return {score, rows, bb.a_input};
+  at::Tensor rows = std::get<0>(best_rows(bb.lb));  // the best row drives the split choice
+  // a box is verified when max_k g_k > margin on it: the rows' bounds combined
+  return {conjunction_lower_bound(bb.lb, bb.a_input, xl, xu), rows, bb.a_input};
 }
 
 // Tries points as counterexamples: cheap violation on the ReluNet, confirmation on the graph.
@@ -94,6 +96,18 @@ bool attack_worst(BabContext& ctx, const BabProblem& p, const BoxStack& pool, in
   BatchFn f = [&](const at::Tensor& x) { return ctx.net.forward(x); };
   AttackResult r = pgd_attack(f, p.xl, p.xu, p.c, p.rhs, ao, pool.worst_centres(8), [&] { return ctx.expired(); });
   return r.value <= 0 && ctx.confirm(r.x);
+}
+
+/// Local PGD inside the kLocalBoxes worst open boxes of a batch (rows as pushed), from their
+/// centres: counterexamples of small volume are found once the boxes around them are small.
+constexpr int64_t kLocalBoxes = 64;
+constexpr int kLocalSteps = 10;
+
+bool attack_open(BabContext& ctx, const BabProblem& p, const BoxStack& pool, const at::Tensor& rows) {
+  if (rows.size(0) == 0) return false;
+  at::Tensor worst = std::get<1>(pool.score(rows).topk(std::min(kLocalBoxes, rows.size(0)), 0, /*largest=*/false));
+  at::Tensor wl = pool.xl(rows).index_select(0, worst), wu = pool.xu(rows).index_select(0, worst);
+  return try_points(ctx, p, box_attack(ctx.net, wl, wu, (wl + wu) / 2, p.c, p.rhs, kLocalSteps));
 }
 
 void report(BabContext& ctx, int64_t left, int64_t visited, double lower) {
@@ -170,6 +184,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
     at::Tensor vertex = minimising_vertex(b.a.index_select(0, open), b.rows.index_select(0, open),
                                           pool.xl(rows), pool.xu(rows));
     if (try_points(ctx, p, vertex)) return out.status = BabStatus::Falsified, out;
+    if (o.attack.enabled && attack_open(ctx, p, pool, rows)) return out.status = BabStatus::Falsified, out;
     pool.push(rows);
     if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && attack_worst(ctx, p, pool, it))
       return out.status = BabStatus::Falsified, out;
