@@ -2,6 +2,7 @@
 // ledger and communicator, and runs one subcommand under the distributed guard.
 
 #include <cstdlib>
+#include <string>
 
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
@@ -22,6 +23,10 @@ int main(int argc, char** argv) {
     app.add_option("--threads", threads,
                    "intra-op threads (default: TESSERA_THREADS, 1 per rank under MPI, else all)")
         ->check(CLI::NonNegativeNumber);
+    std::string memory_cap;
+    app.add_option("--memory-cap", memory_cap,
+                   "cap on this process's (under MPI: each rank's) CPU tensor bytes, e.g. 500M or "
+                   "2G (powers of 1024); an allocation above it ends the run with exit code 5");
 
     tessera::app::CommandBody body;
     tessera::app::add_info_command(app, body);
@@ -38,6 +43,9 @@ int main(int argc, char** argv) {
       return e.get_exit_code();
     }
     tessera::core::MemoryLedger::install();
+    if (!memory_cap.empty()) {
+      tessera::core::MemoryLedger::set_cap(tessera::core::parse_byte_size(memory_cap));
+    }
     tessera::core::setup_threads(threads);
     return body();
   });

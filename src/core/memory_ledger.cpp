@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -18,6 +19,18 @@ namespace {
 std::atomic<int64_t> g_current{0};
 std::atomic<int64_t> g_peak{0};
 std::atomic<int64_t> g_count{0};
+std::atomic<int64_t> g_cap{0};
+
+// Throws when `n` more bytes would take the ledger above its cap (checked before the
+// allocation, so a refused request changes nothing).
+void check_cap(size_t n) {
+  const int64_t cap = g_cap.load(std::memory_order_relaxed);
+  if (cap <= 0) return;
+  const int64_t held = g_current.load(std::memory_order_relaxed);
+  TESSERA_CHECK(held + static_cast<int64_t>(n) <= cap, ResourceExhausted, "memory cap of ", cap,
+                " bytes (", cap / (1 << 20), " MiB) exceeded: ", held, " bytes held, ", n,
+                " more requested (--memory-cap)");
+}
 
 void raise_peak(int64_t value) {
   int64_t seen = g_peak.load(std::memory_order_relaxed);
@@ -46,6 +59,7 @@ class LedgerAllocator final : public c10::Allocator {
 
  private:
   c10::DataPtr allocate_tracked(size_t n) const {
+    check_cap(n);
     void* data = base_->raw_allocate(n);
     if (data != nullptr) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -101,6 +115,34 @@ int64_t MemoryLedger::current_bytes() { return g_current.load(std::memory_order_
 int64_t MemoryLedger::peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
 void MemoryLedger::reset_peak() { g_peak.store(current_bytes(), std::memory_order_relaxed); }
 int64_t MemoryLedger::allocation_count() { return g_count.load(std::memory_order_relaxed); }
+
+void MemoryLedger::set_cap(int64_t bytes) {
+  TESSERA_CHECK(bytes >= 0, InvalidInput, "memory cap must be >= 0 bytes, got ", bytes);
+  TESSERA_CHECK(bytes == 0 || installed(), InvalidInput,
+                "a memory cap needs the memory ledger: call MemoryLedger::install() first");
+  g_cap.store(bytes, std::memory_order_relaxed);
+}
+
+int64_t MemoryLedger::cap() { return g_cap.load(std::memory_order_relaxed); }
+
+int64_t parse_byte_size(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  std::string suffix = text.substr(digits);
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix.size() == 3 && suffix.substr(1) == "IB") suffix.resize(1);  // "MiB" -> "M"
+  if (suffix.size() == 2 && suffix[1] == 'B') suffix.resize(1);          // "MB" -> "M"
+  static const std::string kUnits = "BKMGT";  // 1024^0 .. 1024^4
+  const size_t unit = suffix.empty() ? 0 : kUnits.find(suffix);
+  TESSERA_CHECK(digits > 0 && digits <= 15 && suffix.size() <= 1 && unit != std::string::npos,
+                InvalidInput, "'", text, "' is not a byte size (e.g. 123456, 500K, 500M, 2G)");
+  int64_t bytes = std::stoll(text.substr(0, digits));
+  for (size_t i = 0; i < unit; ++i) {
+    TESSERA_CHECK(bytes <= (int64_t{1} << 52), InvalidInput, "byte size '", text, "' is too large");
+    bytes *= 1024;
+  }
+  return bytes;
+}
 
 MemoryPhase::MemoryPhase(std::string name)
     : name_(std::move(name)),

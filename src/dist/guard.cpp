@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
 
 namespace tessera::dist {
@@ -43,6 +44,7 @@ void on_terminate() {
 
 int exit_code_for(const std::exception& error) {
   if (dynamic_cast<const DistributedError*>(&error)) return kExitDistributed;
+  if (dynamic_cast<const ResourceExhausted*>(&error)) return kExitResource;
   if (dynamic_cast<const InvalidInput*>(&error) || dynamic_cast<const ParseError*>(&error) ||
       dynamic_cast<const DimensionMismatch*>(&error) || dynamic_cast<const Unsupported*>(&error) ||
       dynamic_cast<const NotCompiled*>(&error)) {

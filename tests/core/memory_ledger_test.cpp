@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
+#include <string>
 
 #include <ATen/ATen.h>
 
+#include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 
 namespace tessera::core {
@@ -61,6 +63,57 @@ TEST_F(MemoryLedgerTest, InstallIsIdempotent) {
   const int64_t n = MemoryLedger::allocation_count();
   at::Tensor t = at::empty({10}, at::kFloat);
   EXPECT_EQ(MemoryLedger::allocation_count(), n + 1);  // counted once, not by two wrappers
+}
+
+TEST_F(MemoryLedgerTest, CapRefusesAnAllocationAboveItWithATypedError) {
+  const int64_t held = MemoryLedger::current_bytes();
+  MemoryLedger::set_cap(held + 4 * kMiB);
+  EXPECT_EQ(MemoryLedger::cap(), held + 4 * kMiB);
+  try {
+    at::Tensor big = at::empty({8 * kMiB}, at::kByte);
+    MemoryLedger::set_cap(0);
+    FAIL() << "an 8 MiB tensor under a 4 MiB cap was allocated";
+  } catch (const ResourceExhausted& e) {
+    MemoryLedger::set_cap(0);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("memory cap of " + std::to_string(held + 4 * kMiB) + " bytes"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(8 * kMiB) + " more requested"), std::string::npos) << message;
+    EXPECT_NE(message.find("bytes held"), std::string::npos) << message;
+  }
+  EXPECT_EQ(MemoryLedger::current_bytes(), held);  // the refused request left nothing behind
+}
+
+TEST_F(MemoryLedgerTest, AllocationsUnderTheCapAndAfterItsResetSucceed) {
+  const int64_t held = MemoryLedger::current_bytes();
+  MemoryLedger::set_cap(held + 16 * kMiB);
+  {
+    at::Tensor a = at::ones({1024, 1024}, at::kDouble);  // 8 MiB: fits
+    EXPECT_EQ(a.sum().item<double>(), 1024.0 * 1024.0);
+    EXPECT_THROW(at::empty({9 * kMiB}, at::kByte), ResourceExhausted);  // 8 + 9 > 16
+  }
+  // An ATen op whose intermediate exceeds the cap throws the same error out of the op.
+  at::Tensor x = at::ones({1024, 1024}, at::kFloat);                 // 4 MiB
+  EXPECT_THROW(at::matmul(x, x).repeat({4, 1}), ResourceExhausted);  // 16 MiB result
+  MemoryLedger::set_cap(0);  // reset: no cap
+  EXPECT_EQ(MemoryLedger::cap(), 0);
+  at::Tensor big = at::empty({32 * kMiB}, at::kByte);
+  EXPECT_GE(MemoryLedger::current_bytes(), held + 32 * kMiB);
+}
+
+TEST(ParseByteSize, SuffixesArePowersOf1024AndBadTextIsAnInputError) {
+  EXPECT_EQ(parse_byte_size("123"), 123);
+  EXPECT_EQ(parse_byte_size("500K"), 500 * 1024);
+  EXPECT_EQ(parse_byte_size("500M"), 500 * kMiB);
+  EXPECT_EQ(parse_byte_size("500m"), 500 * kMiB);
+  EXPECT_EQ(parse_byte_size("500MB"), 500 * kMiB);
+  EXPECT_EQ(parse_byte_size("500MiB"), 500 * kMiB);
+  EXPECT_EQ(parse_byte_size("2G"), 2 * 1024 * kMiB);
+  EXPECT_EQ(parse_byte_size("1T"), int64_t{1} << 40);
+  for (const char* bad : {"", "M", "-5M", "1.5G", "5X", "5 M", "5MM"}) {
+    EXPECT_THROW(parse_byte_size(bad), InvalidInput) << bad;
+  }
+  EXPECT_THROW(MemoryLedger::set_cap(-1), InvalidInput);
 }
 
 }  // namespace

@@ -15,9 +15,29 @@
 ///
 /// Only allocations made after `install()` are counted; tensors that existed before are
 /// invisible to the ledger (their frees are not subtracted either).
+///
+/// A cap turns the ledger into a limit: an allocation that would take `current_bytes()`
+/// above it throws `ResourceExhausted` (naming the cap, the bytes held and the request)
+/// instead of allocating, as LibTorch's own allocator throws when memory runs out:
+///
+/// @code
+///   tessera::core::MemoryLedger::set_cap(tessera::core::parse_byte_size("500M"));
+/// @endcode
 
 #include <cstdint>
 #include <string>
+
+#include "tessera/core/error.h"
+
+namespace tessera {
+/// A resource limit the user set would be exceeded: an allocation above the memory
+/// ledger's cap (`--memory-cap`). The `tessera` tool exits with code 5 (kExitResource).
+class ResourceExhausted : public Error {
+ public:
+  ResourceExhausted(const std::string& message, const char* file, int line)
+      : Error("ResourceExhausted", message, file, line) {}
+};
+}  // namespace tessera
 
 namespace tessera::core {
 
@@ -36,7 +56,16 @@ class MemoryLedger {
   static void reset_peak();
   /// Number of allocations counted so far.
   static int64_t allocation_count();
+
+  /// Cap on `current_bytes()` (0: none). Allocations that would exceed it throw
+  /// `ResourceExhausted`; tensors already held are kept. Needs `install()`.
+  static void set_cap(int64_t bytes);
+  static int64_t cap();
 };
+
+/// "123", "500K", "500M", "2G", "1T" (suffixes case-insensitive, powers of 1024, an
+/// optional trailing "B" or "iB"): the byte count. Throws `InvalidInput` otherwise.
+int64_t parse_byte_size(const std::string& text);
 
 /// What one phase used: bytes held when it began and the highest value inside it.
 struct PhaseRecord {

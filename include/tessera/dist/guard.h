@@ -21,6 +21,7 @@ enum ExitCode : int {
   kExitInputError = 2,    ///< invalid input, parse error, dimension mismatch, unsupported
   kExitNumerical = 3,     ///< a numerical outcome the user must see (singular, not converged)
   kExitDistributed = 4,   ///< a collective or launch problem
+  kExitResource = 5,      ///< a resource cap was hit (`--memory-cap`: ResourceExhausted)
 };
 
 /// Exit code for an exception thrown by tessera (or anything else: kExitFailure).
