@@ -15,6 +15,7 @@
 
 #include "allocator_tuning.h"
 #include "commands.h"
+#include "json_values.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/bounds.h"
@@ -29,11 +30,12 @@ struct BenchShardOptions {
   std::vector<int64_t> widths{1024, 4096, 16384};
   std::vector<int> depths{1, 2, 3};
   std::vector<std::string> methods{"ibp", "crown", "alpha-crown"};
-  std::vector<std::string> modes{"none", "fsdp"};  // none always runs first (the reference)
+  std::vector<std::string> modes{"none", "fsdp"};  // none runs first (the reference) unless --no-reference
   int64_t max_params = 40'000'000;  // skip larger networks (time and memory of this machine)
   int64_t seed = 1;
   double eps = 0.002;               // half-width of the input box
   int iterations = 5;               // alpha-CROWN steps
+  bool reference = true;            // run `none` first and report differences against it
 };
 
 /// The network of one job as `mode` holds it: a graph (none, fsdp) or a TP chain.
@@ -67,11 +69,7 @@ Network make_network(int64_t h, int depth, int64_t seed, const std::string& mode
   return net;
 }
 
-std::vector<int64_t> per_rank(int64_t mine) {
-  auto comm = dist::world();
-  at::Tensor all = comm->all_gather(at::full({1}, mine, at::kLong), std::vector<int64_t>(comm->size(), 1));
-  return {all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + all.numel()};
-}
+std::vector<int64_t> per_rank(int64_t mine) { return app::per_rank(*dist::world(), mine); }
 
 struct Run {
   lirpa::BoundsResult bounds;
@@ -105,9 +103,10 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
   at::Tensor centre = at::rand({784}, gen, at::kDouble);
   at::Tensor lo = centre - o.eps, hi = centre + o.eps;
   std::map<std::string, lirpa::BoundsResult> reference;  // per method, from --shard none
-  std::vector<std::string> modes{"none"};
+  std::vector<std::string> modes;
+  if (o.reference) modes.push_back("none");
   for (const auto& m : o.modes)
-    if (m != "none") modes.push_back(m);
+    if (m != "none" || !o.reference) modes.push_back(m);
   for (const auto& mode : modes) {
     Network net = make_network(h, depth, o.seed, mode);
     for (const auto& name : o.methods) {
@@ -123,10 +122,13 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
                              {"weight_bytes", params * 8}, {"largest_weight_bytes", std::max(784 * h, (depth > 1 ? h * h : 0)) * 8},
                              {"baseline_bytes", per_rank(r.memory.baseline_bytes)},
                              {"peak_bytes", per_rank(r.memory.peak_bytes)}, {"seconds", r.seconds},
-                             {"max_bound_difference", max_difference(r.bounds, reference[name])},
-                             {"bound_scale", reference[name].upper.abs().max().item<double>()},
-                             {"width_ratio", width_ratio(r.bounds, reference[name])},
-                             {"alpha_iterations", r.bounds.iterations}};
+                             {"alpha_iterations", r.bounds.iterations},
+                             {"lower", to_vector(r.bounds.lower)}, {"upper", to_vector(r.bounds.upper)}};
+      if (reference.count(name)) {
+        line["max_bound_difference"] = max_difference(r.bounds, reference[name]);
+        line["bound_scale"] = reference[name].upper.abs().max().item<double>();
+        line["width_ratio"] = width_ratio(r.bounds, reference[name]);
+      }
       if (dist::world()->rank() == 0) std::cout << line.dump() << std::endl;
     }
   }
@@ -157,12 +159,15 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--depths", o->depths, "numbers of hidden layers")->delimiter(',');
   cmd->add_option("--methods", o->methods, "ibp, crown, alpha-crown")->delimiter(',');
   cmd->add_option("--modes", o->modes, "none, fsdp, tp, tp-local (TP with zone-local intermediate bounds); "
-                                       "none always runs (the reference); tp skips alpha-crown")
+                                       "none runs first as the reference unless --no-reference; tp skips alpha-crown")
       ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "tp", "tp-local"}));
   cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
   cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
   cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);
   cmd->add_option("--iterations", o->iterations, "alpha-CROWN steps")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--reference,!--no-reference", o->reference,
+                "run the unsharded network first and report differences against it (default); "
+                "--no-reference runs only --modes (e.g. under a --memory-cap the whole network exceeds)");
   cmd->callback([o, &body] { body = [o] { return run_bench_shard(*o); }; });
 }
 

@@ -14,7 +14,7 @@
 
 #include "allocator_tuning.h"
 #include "commands.h"
-#include "per_rank.h"
+#include "json_values.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
@@ -32,11 +32,6 @@ struct BoundsOptions {
   bool spec = false, json = false, float32 = false;
   int iterations = 20;
 };
-
-std::vector<double> to_vector(const at::Tensor& t) {
-  at::Tensor d = t.to(at::kDouble).contiguous();
-  return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
-}
 
 int run_bounds(const BoundsOptions& o) {
   keep_freed_memory();

@@ -15,7 +15,7 @@
 
 #include "allocator_tuning.h"
 #include "commands.h"
-#include "per_rank.h"
+#include "json_values.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/core/watchdog.h"

@@ -1,5 +1,6 @@
 #pragma once
-// Every rank's value of a per-rank figure (memory), for the JSON reports of sharded runs.
+// Values for the JSON reports: tensors as lists, and every rank's value of a per-rank
+// figure (memory) in sharded runs.
 
 #include <ATen/ATen.h>
 
@@ -8,6 +9,12 @@
 #include "tessera/dist/communicator.h"
 
 namespace tessera::app {
+
+/// A tensor's values as a list of doubles.
+inline std::vector<double> to_vector(const at::Tensor& t) {
+  at::Tensor d = t.to(at::kDouble).contiguous();
+  return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
+}
 
 /// Every rank's value of `mine`, in rank order (a collective).
 inline std::vector<int64_t> per_rank(dist::Communicator& comm, int64_t mine) {
