@@ -1,6 +1,7 @@
 // Bounds of tiny networks worked out by hand.
 
 #include <ATen/ATen.h>
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "tessera/core/error.h"
@@ -61,6 +62,25 @@ TEST(LirpaHandComputed, AlphaCrownOfTinyRelu) {
   EXPECT_NEAR(r.lower.item<double>(), 0.0, 1e-9);
   EXPECT_NEAR(r.upper.item<double>(), 3.5, 1e-12);
   EXPECT_GT(r.iterations, 0);
+}
+
+// The stop test ends alpha-CROWN before its first step: CROWN's lower bound (-1.5) is
+// returned; lower bounds only (verification's setting): the same 0.0, upper +inf.
+TEST(LirpaHandComputed, AlphaCrownStopsAndLowerOnly) {
+  Graph g = load_onnx_bytes(tiny_net());
+  BoundOptions o;
+  o.method = Method::AlphaCrown;
+  o.alpha.stop = [] { return true; };
+  auto lo = -at::ones({2}, at::kDouble), hi = at::ones({2}, at::kDouble);
+  auto stopped = compute_bounds(g, lo, hi, o);
+  EXPECT_NEAR(stopped.lower.item<double>(), -1.5, 1e-12);
+  EXPECT_EQ(stopped.iterations, 0);
+  o.alpha.stop = nullptr;
+  o.want_upper = false;
+  auto lower_only = compute_bounds(g, lo, hi, o);
+  EXPECT_NEAR(lower_only.lower.item<double>(), 0.0, 1e-9);
+  EXPECT_TRUE(std::isinf(lower_only.upper.item<double>()));
+  EXPECT_GT(lower_only.iterations, 0);
 }
 
 // A specification row c = [2] on the same net: bounds of 2y are twice those of y; and a
