@@ -78,6 +78,8 @@ int run_verify(const VerifyCli& o) {
   TESSERA_CHECK(shard != lirpa::ShardMode::Tp, InvalidInput,
                 "verify --shard tp is not implemented (tensor parallelism bounds only: tessera bounds --shard tp); "
                 "use --shard none or fsdp");
+  TESSERA_CHECK(shard != lirpa::ShardMode::FsdpState, InvalidInput,
+                "verify --shard fsdp+state is not implemented yet; use --shard none or fsdp");
   lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
   if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.

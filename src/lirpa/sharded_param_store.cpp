@@ -21,13 +21,15 @@ ShardMode parse_shard_mode(const std::string& name) {
   if (name == "none") return ShardMode::None;
   if (name == "fsdp") return ShardMode::Fsdp;
   if (name == "tp") return ShardMode::Tp;
-  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none, fsdp or tp)");
+  if (name == "fsdp+state") return ShardMode::FsdpState;
+  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none, fsdp, tp or fsdp+state)");
 }
 
 std::string shard_mode_name(ShardMode mode) {
   switch (mode) {
     case ShardMode::Fsdp: return "fsdp";
     case ShardMode::Tp: return "tp";
+    case ShardMode::FsdpState: return "fsdp+state";
     case ShardMode::None: break;
   }
   return "none";

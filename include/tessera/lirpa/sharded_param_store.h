@@ -42,11 +42,13 @@ namespace tessera::lirpa {
 
 class Graph;
 
-/// How a run distributes the network over ranks (`--shard`): whole everywhere, FSDP, or
-/// tensor parallelism (tensor_parallel.h).
-enum class ShardMode { None, Fsdp, Tp };
+/// How a run distributes the network over ranks (`--shard`): whole everywhere, FSDP,
+/// tensor parallelism (tensor_parallel.h), or FSDP plus the optimisation state (the rows
+/// of every backward pass, with their A matrices and alpha/beta slopes, and branch and
+/// bound's domains) split across ranks.
+enum class ShardMode { None, Fsdp, Tp, FsdpState };
 
-/// "none", "fsdp", "tp" <-> ShardMode; throws InvalidInput for other names.
+/// "none", "fsdp", "tp", "fsdp+state" <-> ShardMode; throws InvalidInput for other names.
 ShardMode parse_shard_mode(const std::string& name);
 std::string shard_mode_name(ShardMode mode);
 
