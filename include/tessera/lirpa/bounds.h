@@ -13,9 +13,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "tessera/lirpa/graph.h"
+
+namespace tessera::dist {
+class Communicator;
+}
 
 namespace tessera::lirpa {
 
@@ -49,6 +54,11 @@ struct BoundOptions {
   AlphaOptions alpha;
   /// false: alpha-CROWN optimises only the lower bounds (half the work; `upper` is +inf).
   bool want_upper = true;
+  /// Sharded optimisation state (`--shard fsdp+state`): with several ranks, the rows of every
+  /// CROWN backward pass (their A matrices and alpha-CROWN slopes) are split across the ranks
+  /// of this communicator and the bounds all-gathered; every rank calls with the same
+  /// arguments and receives the same result. Null or one rank: everything local.
+  std::shared_ptr<dist::Communicator> shard_rows;
 };
 
 /// Bounds per specification row (or per raw output).
