@@ -63,7 +63,9 @@ Network make_network(int64_t h, int depth, int64_t seed, const std::string& mode
     return net;
   }
   std::shared_ptr<lirpa::ParamStore> store;
-  if (lirpa::parse_shard_mode(mode) == lirpa::ShardMode::Fsdp) store = std::make_shared<lirpa::ShardedParamStore>(dist::world());
+  const lirpa::ShardMode shard = lirpa::parse_shard_mode(mode);
+  if (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState)
+    store = std::make_shared<lirpa::ShardedParamStore>(dist::world());
   else store = std::make_shared<lirpa::LocalParamStore>();
   net.graph = std::make_unique<lirpa::Graph>(lirpa::build_relu_mlp(sizes, layer, store));
   return net;
@@ -113,6 +115,7 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
       lirpa::BoundOptions opt;
       opt.method = lirpa::parse_method(name);
       opt.alpha.iterations = o.iterations;
+      if (mode == "fsdp+state") opt.shard_rows = dist::world();
       if (net.tp && opt.method == lirpa::Method::AlphaCrown) continue;  // not implemented with TP
       dist::world()->barrier();
       Run r = run_one(net, lo, hi, opt);
@@ -158,9 +161,10 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--widths", o->widths, "hidden widths h")->delimiter(',');
   cmd->add_option("--depths", o->depths, "numbers of hidden layers")->delimiter(',');
   cmd->add_option("--methods", o->methods, "ibp, crown, alpha-crown")->delimiter(',');
-  cmd->add_option("--modes", o->modes, "none, fsdp, tp, tp-local (TP with zone-local intermediate bounds); "
+  cmd->add_option("--modes", o->modes, "none, fsdp, fsdp+state (fsdp and the rows of each backward pass split), "
+                                       "tp, tp-local (TP with zone-local intermediate bounds); "
                                        "none runs first as the reference unless --no-reference; tp skips alpha-crown")
-      ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "tp", "tp-local"}));
+      ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp", "tp-local"}));
   cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
   cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
   cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);

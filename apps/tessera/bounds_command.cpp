@@ -40,7 +40,8 @@ int run_bounds(const BoundsOptions& o) {
   bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
   auto g = std::make_unique<lirpa::Graph>(nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model));
   // one rank (no MPI, or P = 1): fsdp would only copy the weights, so it acts like none
-  if (shard == lirpa::ShardMode::Fsdp && comm->size() > 1) lirpa::shard_parameters(*g, comm);
+  const bool fsdp = shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState;
+  if (fsdp && comm->size() > 1) lirpa::shard_parameters(*g, comm);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
   lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
   std::optional<lirpa::TpNetwork> tp;
@@ -54,6 +55,7 @@ int run_bounds(const BoundsOptions& o) {
   opt.method = lirpa::parse_method(o.method);
   opt.dtype = o.float32 ? at::kFloat : at::kDouble;
   opt.alpha.iterations = o.iterations;
+  if (shard == lirpa::ShardMode::FsdpState) opt.shard_rows = comm;  // rows of each backward pass split too
   nlohmann::json all = nlohmann::json::array();
   for (const auto& c : p.cases) {
     at::Tensor spec = o.spec ? c.spec_matrix() : at::Tensor();
@@ -97,8 +99,9 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_flag("--float32", o->float32, "compute in float32 (default float64)");
   cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(CLI::NonNegativeNumber);
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
-                                       "(each rank keeps 1/P of every weight, gathered on use) or tp (tensor "
-                                       "parallel Linear/ReLU zones; ibp and crown)");
+                                       "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
+                                       "rows of every CROWN backward pass with their A matrices and alpha slopes "
+                                       "split across ranks) or tp (tensor parallel Linear/ReLU zones; ibp and crown)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

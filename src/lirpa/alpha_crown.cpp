@@ -9,7 +9,10 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <set>
+
 #include "propagation.h"
+#include "tessera/dist/communicator.h"
 
 namespace tessera::lirpa::detail {
 namespace {
@@ -60,11 +63,15 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
 }
 
 // Alphas for every (start node, activation before it), initialised to CROWN's slopes.
-void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, std::map<std::pair<int, int>, at::Tensor>& alphas,
-                 const OpEnv& env) {
-  std::map<int, int64_t> starts{{graph.output_id(), final_rows}};
-  for (auto& [p, idx] : plan.rows)
-    if (idx.numel() > 0) starts[p] = 2 * idx.numel();
+void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows,
+                 const std::shared_ptr<dist::Communicator>& state_rows,
+                 std::map<std::pair<int, int>, at::Tensor>& alphas, const OpEnv& env) {
+  std::map<int, int64_t> starts{{graph.output_id(), final_rows}};  // the final rows: on every rank
+  for (auto& [p, idx] : plan.rows) {
+    if (idx.numel() == 0) continue;
+    RowBlock b = row_block(2 * idx.numel(), state_rows);  // this rank's block of [I; -I]
+    starts[p] = b.end - b.begin;
+  }
   for (const Node& r : graph.nodes()) {
     if (r.id == 0 || r.id > graph.output_id() || !r.op->has_alpha()) continue;
     at::Tensor init = r.op->initial_alpha(*plan.crown[r.inputs[0]]).to(env.dtype);
@@ -89,7 +96,16 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
       if (p != 0 && !plan.rows.count(p)) plan.rows[p] = rows_needing_bounds(graph, *node.op, p, *plan.crown[p]);
   }
   std::map<std::pair<int, int>, at::Tensor> alphas;
-  init_alphas(graph, plan, a->rows(), alphas, env);
+  init_alphas(graph, plan, a->rows(), state.shard_rows, alphas, env);
+  // Sharded state: the final pass (and any pass too small to split) runs on every rank, but
+  // its loss counts once (rank 0's): the gathers' backward sums every rank's gradient, so
+  // each block's slopes receive the whole gradient; slopes held whole on every rank take
+  // rank 0's gradient by a sum.
+  const bool sharded = state.shard_rows && state.shard_rows->size() > 1;
+  const double loss_weight = sharded && state.shard_rows->rank() != 0 ? 0.0 : 1.0;
+  std::set<int> whole_starts{graph.output_id()};
+  for (auto& [p, idx] : plan.rows)
+    if (!row_block(2 * idx.numel(), state.shard_rows).split) whole_starts.insert(p);
   std::map<std::pair<int, int>, AdamSlot> slots;
   for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
   at::Tensor best;
@@ -111,9 +127,13 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
     if (options.stop && options.stop()) break;  // the timeout: keep the best so far
     std::vector<at::Tensor> params;
     for (auto& [k, t] : state.alpha) params.push_back(t);
-    auto grads = torch::autograd::grad({-lb.sum()}, params, {}, false, false, true);  // d(-sum lb)/d alpha
+    auto grads = torch::autograd::grad({-lb.sum() * loss_weight}, params, {}, false, false, true);  // d(-sum lb)/d alpha
     size_t i = 0;
     for (auto& [k, t] : alphas) {
+      if (sharded && whole_starts.count(k.first)) {  // replicated slopes: rank 0's gradient everywhere
+        if (!grads[i].defined()) grads[i] = at::zeros_like(t);
+        state.shard_rows->all_reduce(grads[i], dist::ReduceOp::Sum);
+      }
       if (grads[i].defined()) adam_step(t, grads[i], slots[k], options, lr, it + 1);
       ++i;
     }

@@ -5,10 +5,15 @@
 #include <ATen/core/Tensor.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "tessera/lirpa/bound_op.h"
+
+namespace tessera::dist {
+class Communicator;
+}
 
 namespace tessera::lirpa::detail {
 
@@ -19,6 +24,21 @@ struct BoundState {
   /// alpha-CROWN slopes keyed by (start node of the backward pass, activation node), for
   /// the rows bounded from that start node, `[S, *shape]`.
   std::map<std::pair<int, int>, at::Tensor> alpha;
+  /// Ranks that split the rows of every intermediate backward pass between them (each
+  /// keeps its block's A matrices and slopes; the bounds are all-gathered); null: all here.
+  std::shared_ptr<dist::Communicator> shard_rows;
 };
+
+/// This rank's block [begin, end) of `rows` rows split over the ranks of `shard_rows`, and
+/// every rank's count: blocks of ceil(rows / P) rows rounded up to a multiple of 16, so each
+/// block starts where it would in one product over all rows (the BLAS kernels then round
+/// every row as in the whole product). Not split (every rank [0, rows)) with one rank, or
+/// when a block would be empty (too few rows to be worth splitting).
+struct RowBlock {
+  int64_t begin = 0, end = 0;
+  std::vector<int64_t> counts;
+  bool split = false;
+};
+RowBlock row_block(int64_t rows, const std::shared_ptr<dist::Communicator>& shard_rows);
 
 }  // namespace tessera::lirpa::detail

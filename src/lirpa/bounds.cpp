@@ -38,6 +38,7 @@ BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const a
                 "input box has non-finite values");
   OpEnv env{graph.params(), options.dtype};
   detail::BoundState state(graph.nodes().size());
+  state.shard_rows = options.shard_rows;
   std::vector<int64_t> s{1};
   s.insert(s.end(), graph.input_shape().begin(), graph.input_shape().end());
   state.bounds[0] = Interval{lower.to(options.dtype).reshape(s), upper.to(options.dtype).reshape(s)};

@@ -2,10 +2,47 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "propagation.h"
 #include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
+#include "tessera/dist/differentiable.h"
 
 namespace tessera::lirpa::detail {
+
+RowBlock row_block(int64_t rows, const std::shared_ptr<dist::Communicator>& shard_rows) {
+  const int parts = shard_rows ? shard_rows->size() : 1;
+  if (parts == 1) return {0, rows, {rows}};
+  constexpr int64_t kAlign = 16;
+  const int64_t block = ((rows + parts - 1) / parts + kAlign - 1) / kAlign * kAlign;  // ceil(R/P) up to 16
+  RowBlock b;
+  for (int r = 0; r < parts; ++r) b.counts.push_back(std::clamp<int64_t>(rows - r * block, 0, block));
+  if (b.counts.back() == 0) return {0, rows, {rows}};  // some rank would have nothing: keep whole
+  b.begin = shard_rows->rank() * block;
+  b.end = b.begin + b.counts[shard_rows->rank()];
+  b.split = true;
+  return b;
+}
+
+namespace {
+
+/// Lower bounds of the unit rows sign_s e_{pos_s} over node p: this rank's block of the rows
+/// when the state is sharded, then every rank's block gathered in row order (through a
+/// differentiable gather when the slopes are optimised: its backward sums every rank's
+/// gradient for each block and hands it to the rank that computed the block).
+at::Tensor unit_rows_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
+                           const at::Tensor& pos, const at::Tensor& sign, bool use_alpha) {
+  const auto& shape = graph.node(p).shape;
+  RowBlock b = row_block(pos.numel(), state.shard_rows);
+  if (!b.split) return crown_lower(graph, state, env, p, std::make_shared<UnitRowsA>(shape, pos, sign), use_alpha);
+  auto mine = std::make_shared<UnitRowsA>(shape, pos.slice(0, b.begin, b.end), sign.slice(0, b.begin, b.end));
+  at::Tensor lb = crown_lower(graph, state, env, p, mine, use_alpha);
+  if (use_alpha) return dist::differentiable::all_gather(state.shard_rows, lb);
+  return state.shard_rows->all_gather(lb.contiguous(), b.counts);  // copies: bitwise the blocks' values
+}
+
+}  // namespace
 
 at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int start, const APtr& a,
                        bool use_alpha) {
@@ -43,14 +80,12 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
                     bool use_alpha) {
   // rows per backward pass (bounds memory on CNNs); alpha runs keep one pass (alphas per row)
   const int64_t kChunk = use_alpha ? idx.numel() : 2048;
-  const auto& shape = graph.node(p).shape;
   std::vector<at::Tensor> lo, hi;
   for (int64_t s = 0; s < idx.numel(); s += kChunk) {
     int64_t e = std::min(idx.numel(), s + kChunk);
     at::Tensor part = idx.slice(0, s, e);
     at::Tensor sign = at::cat({at::ones({e - s}, at::kDouble), -at::ones({e - s}, at::kDouble)});
-    auto rows = std::make_shared<UnitRowsA>(shape, at::cat({part, part}), sign);  // [I; -I] on the chunk
-    at::Tensor lb = crown_lower(graph, state, env, p, rows, use_alpha);
+    at::Tensor lb = unit_rows_lower(graph, state, env, p, at::cat({part, part}), sign, use_alpha);  // [I; -I]
     lo.push_back(lb.slice(0, 0, e - s));
     hi.push_back(-lb.slice(0, e - s));  // u = -min(-x)
   }
