@@ -15,6 +15,7 @@
 #include "allocator_tuning.h"
 #include "commands.h"
 #include "json_values.h"
+#include "model_loading.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
@@ -37,11 +38,9 @@ int run_bounds(const BoundsOptions& o) {
   keep_freed_memory();
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
   auto comm = dist::world();
-  bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
-  auto g = std::make_unique<lirpa::Graph>(nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model));
   // one rank (no MPI, or P = 1): fsdp would only copy the weights, so it acts like none
-  const bool fsdp = shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState;
-  if (fsdp && comm->size() > 1) lirpa::shard_parameters(*g, comm);
+  const bool fsdp = comm->size() > 1 && (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState);
+  auto g = std::make_unique<lirpa::Graph>(load_model(o.model, fsdp ? comm : nullptr));
   lirpa::Property p = lirpa::load_vnnlib(o.property);
   lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
   std::optional<lirpa::TpNetwork> tp;

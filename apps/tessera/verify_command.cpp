@@ -16,6 +16,7 @@
 #include "allocator_tuning.h"
 #include "commands.h"
 #include "json_values.h"
+#include "model_loading.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/core/watchdog.h"
@@ -97,10 +98,8 @@ int run_verify(const VerifyCli& o) {
       std::fprintf(stderr, "error: %s\n", e.what());
     }
   });
-  bool nnet = o.model.size() > 5 && o.model.substr(o.model.size() - 5) == ".nnet";
-  lirpa::Graph g = nnet ? lirpa::load_nnet(o.model) : lirpa::load_onnx(o.model);
   const bool sharded = shard == lirpa::ShardMode::Fsdp && comm->size() > 1;
-  if (sharded) lirpa::shard_parameters(g, comm);
+  lirpa::Graph g = load_model(o.model, sharded ? comm : nullptr);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
   lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
   lirpa::ProgressFn progress;

@@ -10,16 +10,23 @@
 /// An operator outside the registry throws `Unsupported` naming the operator, the node and
 /// the supported operators; a file that is not a valid model throws `ParseError`.
 
+#include <memory>
 #include <string>
 
 #include "tessera/lirpa/graph.h"
+#include "tessera/lirpa/param_store.h"
 
 namespace tessera::lirpa {
 
-/// Loads an ONNX model file.
-Graph load_onnx(const std::string& path);
+/// Loads an ONNX model file. The weights go into `store` (default: a LocalParamStore) one
+/// at a time as the nodes reading them are built: with a ShardedParamStore every rank keeps
+/// its blocks only and no more than one whole weight is held as a tensor while loading
+/// (values folded from constants, e.g. a transposed weight, stay whole until the end of
+/// loading; the parsed protobuf holds the file's bytes, outside the MemoryLedger).
+Graph load_onnx(const std::string& path, std::shared_ptr<ParamStore> store = nullptr);
 /// Loads an ONNX model from its serialised bytes; `source` names it in messages.
-Graph load_onnx_bytes(const std::string& bytes, const std::string& source = "<onnx>");
+Graph load_onnx_bytes(const std::string& bytes, const std::string& source = "<onnx>",
+                      std::shared_ptr<ParamStore> store = nullptr);
 /// ONNX op types this build supports, comma separated.
 std::string supported_onnx_ops();
 

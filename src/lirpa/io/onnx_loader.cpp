@@ -18,8 +18,19 @@ namespace detail {
 namespace {
 
 struct LoadState {
-  std::map<std::string, at::Tensor> constants;
-  std::map<std::string, int> variables;  // value name -> node id
+  /// Initializers stay in the model until a node reads them: each is converted when used
+  /// and freed after it (a sharded store keeps only its block), so the whole weights are
+  /// never all resident as tensors.
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  std::map<std::string, at::Tensor> constants;  // Constant nodes and folded values
+  std::map<std::string, int> variables;         // value name -> node id
+
+  /// The constant called `name`, or undefined.
+  at::Tensor constant(const std::string& name, const std::string& source) const {
+    if (auto c = constants.find(name); c != constants.end()) return c->second;
+    if (auto t = initializers.find(name); t != initializers.end()) return tensor_from_proto(*t->second, source);
+    return {};
+  }
 };
 
 std::vector<int64_t> input_dims(const onnx::ValueInfoProto& v) {
@@ -41,10 +52,10 @@ OnnxNode make_view(const onnx::NodeProto& p, const std::string& name, const Grap
     if (auto v = s.variables.find(in); v != s.variables.end()) {
       ni.node = v->second;
       ni.shape = g.node(v->second).shape;
-    } else if (auto c = s.constants.find(in); c != s.constants.end()) {
+    } else if (at::Tensor c = s.constant(in, source); c.defined()) {
       ni.key = in;
-      ni.value = c->second;
-      ni.shape = c->second.sizes().vec();
+      ni.value = c;
+      ni.shape = c.sizes().vec();
     } else {
       TESSERA_THROW(ParseError, source, ": node '", name, "' (", p.op_type(), ") reads unknown value '", in, "'");
     }
@@ -89,15 +100,15 @@ void add_onnx_node(const onnx::NodeProto& p, int index, Graph& g, LoadState& s, 
 }  // namespace
 }  // namespace detail
 
-Graph load_onnx_bytes(const std::string& bytes, const std::string& source) {
-  onnx::ModelProto model;
-  TESSERA_CHECK(model.ParseFromString(bytes), ParseError, source, ": not a valid ONNX model");
+namespace {
+
+Graph graph_from_model(const onnx::ModelProto& model, const std::string& source, std::shared_ptr<ParamStore> store) {
   const onnx::GraphProto& gp = model.graph();
   detail::LoadState s;
-  Graph g(std::make_shared<LocalParamStore>());
-  for (const auto& t : gp.initializer()) s.constants[t.name()] = detail::tensor_from_proto(t, source);
+  Graph g(store ? std::move(store) : std::make_shared<LocalParamStore>());
+  for (const auto& t : gp.initializer()) s.initializers[t.name()] = &t;
   for (const auto& in : gp.input()) {
-    if (s.constants.count(in.name())) continue;
+    if (s.initializers.count(in.name())) continue;
     TESSERA_CHECK(g.nodes().empty(), Unsupported, source, ": the model has more than one input ('",
                   g.node(0).name, "', '", in.name(), "')");
     s.variables[in.name()] = g.add_input(in.name(), detail::input_dims(in));
@@ -112,12 +123,20 @@ Graph load_onnx_bytes(const std::string& bytes, const std::string& source) {
   return g;
 }
 
-Graph load_onnx(const std::string& path) {
+}  // namespace
+
+Graph load_onnx_bytes(const std::string& bytes, const std::string& source, std::shared_ptr<ParamStore> store) {
+  onnx::ModelProto model;
+  TESSERA_CHECK(model.ParseFromString(bytes), ParseError, source, ": not a valid ONNX model");
+  return graph_from_model(model, source, std::move(store));
+}
+
+Graph load_onnx(const std::string& path, std::shared_ptr<ParamStore> store) {
   std::ifstream in(path, std::ios::binary);
   TESSERA_CHECK(in.good(), InvalidInput, "cannot open ONNX file '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_onnx_bytes(ss.str(), path);
+  onnx::ModelProto model;  // parsed from the stream: no second copy of the file's bytes
+  TESSERA_CHECK(model.ParseFromIstream(&in), ParseError, path, ": not a valid ONNX model");
+  return graph_from_model(model, path, std::move(store));
 }
 
 std::string supported_onnx_ops() { return detail::default_registry().supported(); }

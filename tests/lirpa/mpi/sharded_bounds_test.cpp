@@ -150,3 +150,34 @@ TEST(ShardedParamStore, AlphaCrownTapeHoldsEachWeightOnce) {
 
 }  // namespace
 }  // namespace tessera::lirpa
+
+namespace tessera::lirpa {
+namespace {
+
+TEST(ShardedLoading, KeepsBlocksWhileReadingTheModel) {
+  // Eight 256x256 layers read straight into a sharded store: one layer's weight is whole at
+  // a time while loading (with its float32 and converted float64 copies: a few weights'
+  // bytes, independent of the depth), and the bounds are those of a whole load.
+  core::MemoryLedger::install();
+  auto comm = dist::world();
+  at::manual_seed(9);
+  std::string bytes = testing::random_mlp(32, {256, 256, 256, 256, 256, 256, 256, 256}, 4, "Relu");
+  Graph whole = load_onnx_bytes(bytes);
+  const int64_t weight = 256 * 256 * 8;
+  core::MemoryPhase phase("load");
+  auto store = std::make_shared<ShardedParamStore>(comm);
+  Graph sharded = load_onnx_bytes(bytes, "<mlp>", store);
+  auto rec = phase.finish();
+  EXPECT_GT(store->full_bytes(), 7 * weight);
+  EXPECT_LE(store->local_bytes(), store->full_bytes() / comm->size() + 8 * 1024);
+  EXPECT_LT(rec.peak_increase(), store->local_bytes() + 4 * weight) << "whole weights held while loading";
+  at::Tensor lo = at::zeros({32}, at::kDouble), hi = at::full({32}, 0.2, at::kDouble);
+  BoundOptions o;
+  o.method = Method::Crown;
+  BoundsResult a = compute_bounds(whole, lo, hi, o), b = compute_bounds(sharded, lo, hi, o);
+  EXPECT_TRUE(at::equal(a.lower, b.lower));
+  EXPECT_TRUE(at::equal(a.upper, b.upper));
+}
+
+}  // namespace
+}  // namespace tessera::lirpa
