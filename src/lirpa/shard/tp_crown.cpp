@@ -60,7 +60,7 @@ at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int st
     }
     at::Tensor& bias_lin = owned ? bias_own : (l.split == TpSplit::Column ? bias_part : bias_rep);
     bias_lin = bias_lin + rows->contract(l.bias.to(st.dtype));  // + A b (b: this rank's block for a column layer)
-    at::Tensor ax = tp_pull_back(l, rows->dense(st.dtype).reshape({rows->rows(), -1}), st.dtype);  // A_x = A_y W
+    at::Tensor ax = tp_pull_back(l, rows->dense(st.dtype).reshape({rows->rows(), tp_local_out(l)}), st.dtype);  // A_x = A_y W
     if (l.split == TpSplit::Column && !owned) {
       ax = ax.contiguous();
       comm.all_reduce(ax, dist::ReduceOp::Sum);  // A_x = sum_r A_y[:, out_r] W[out_r, :]

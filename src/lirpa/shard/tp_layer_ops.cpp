@@ -29,7 +29,7 @@ int64_t tp_local_out(const TpLayer& l) {
 
 at::Tensor tp_apply(const TpLayer& l, const at::Tensor& x, at::ScalarType dtype, bool abs) {
   const int64_t n = x.size(0), n_out = tp_local_out(l);
-  if (n_out == 0 || tp_local_in(l) == 0) return at::zeros({n, n_out}, x.options().dtype(dtype));  // empty block
+  if (n == 0 || n_out == 0 || tp_local_in(l) == 0) return at::zeros({n, n_out}, x.options().dtype(dtype));
   if (!l.is_conv()) {
     at::Tensor w = l.weight_t.to(dtype);
     return at::matmul(x.to(dtype), abs ? w.abs() : w);  // x W^T  (or x |W|^T)
@@ -44,7 +44,7 @@ at::Tensor tp_apply(const TpLayer& l, const at::Tensor& x, at::ScalarType dtype,
 
 at::Tensor tp_pull_back(const TpLayer& l, const at::Tensor& a, at::ScalarType dtype) {
   const int64_t s = a.size(0), n_in = tp_local_in(l), n_out = tp_local_out(l);
-  if (n_out == 0 || n_in == 0) return at::zeros({s, n_in}, a.options().dtype(dtype));
+  if (s == 0 || n_out == 0 || n_in == 0) return at::zeros({s, n_in}, a.options().dtype(dtype));  // no rows or block
   if (!l.is_conv()) return at::matmul(a.to(dtype), l.weight_t.to(dtype).t());  // A_x = A_y W
   // A_x = K^T * A_y: the transposed convolution of every row
   at::Tensor a4 = a.to(dtype).reshape({s, l.kernel.size(0), l.out_shape[1], l.out_shape[2]});

@@ -114,9 +114,11 @@ TEST(TpConv, EachRankHoldsItsChannels) {
   EXPECT_EQ(row.bias.numel(), 4 * 2 * 2);
 }
 
-TEST(TpConv, CifarNetworkFromSharedDataMatchesOneProcess) {
+TEST(TpConv, CifarNetworkFromSharedDataSplitsAndMatchesIbp) {
   // oval21 cifar_wide_kw: Conv 3->16 -> ReLU -> Conv 16->32 -> ReLU -> Flatten -> Gemm 100
   // -> ReLU -> Gemm 10: two zones (conv/conv, Flatten+Gemm/Gemm) on its img19 property box.
+  // IBP here; CROWN (~10 s per run with dense rows on this machine) is compared with one
+  // process by the ctests cli_bounds_tp_cnn_np2_*.
   const std::string dir = std::string(TESSERA_SHARED_DATA) + "/vnncomp2021/oval21/";
   auto comm = dist::world();
   Graph g = load_onnx(dir + "cifar_wide_kw.onnx");
@@ -125,14 +127,12 @@ TEST(TpConv, CifarNetworkFromSharedDataMatchesOneProcess) {
   ASSERT_EQ(tp.layers().size(), 4u);
   EXPECT_TRUE(tp.layers()[0].is_conv() && tp.layers()[1].is_conv());
   const auto& c = p.cases.at(0);
-  for (Method m : {Method::Ibp, Method::Crown}) {
-    BoundOptions o;
-    o.method = m;
-    BoundsResult one = compute_bounds(g, c.lower, c.upper, o);
-    BoundsResult many = tp_compute_bounds(tp, c.lower, c.upper, o);
-    EXPECT_LT(rel_difference(one, many), 1e-9) << method_name(m) << " at " << comm->size() << " ranks";
-    expect_sound(g, many, c.lower.reshape({-1}), c.upper.reshape({-1}), "cifar " + method_name(m));
-  }
+  BoundOptions o;
+  o.method = Method::Ibp;
+  BoundsResult one = compute_bounds(g, c.lower, c.upper, o);
+  BoundsResult many = tp_compute_bounds(tp, c.lower, c.upper, o);
+  EXPECT_LT(rel_difference(one, many), 1e-9) << "ibp at " << comm->size() << " ranks";
+  expect_sound(g, many, c.lower.reshape({-1}), c.upper.reshape({-1}), "cifar ibp");
 }
 
 }  // namespace
