@@ -1,4 +1,5 @@
-// `tessera bench shard`: FSDP and tensor parallelism on wide random MLPs (784 -> h x L -> 10).
+// `tessera bench shard`: FSDP and tensor parallelism on wide random MLPs (784 -> h x L -> 10),
+// or with --cnn on random CNNs (3x32x32 -> L x (conv 3x3 stride 2, h channels, ReLU) -> 10).
 // For each width, depth, method and shard mode (none, fsdp, tp, tp-local: TP with zone-local
 // intermediate bounds), one JSON line with every rank's baseline bytes (network built,
 // before bounding) and peak bytes from the MemoryLedger, the seconds, and the largest bound
@@ -36,7 +37,20 @@ struct BenchShardOptions {
   double eps = 0.002;               // half-width of the input box
   int iterations = 5;               // alpha-CROWN steps
   bool reference = true;            // run `none` first and report differences against it
+  bool cnn = false;                 // widths are conv channels, depths conv layers
 };
+
+/// Inputs of the benchmark's networks.
+int64_t input_size(const BenchShardOptions& o) { return o.cnn ? 3 * 32 * 32 : 784; }
+
+/// Parameters of the MLP or CNN of width h and depth L.
+int64_t parameter_count(const BenchShardOptions& o, int64_t h, int depth) {
+  if (!o.cnn) return 784 * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
+  int64_t side = 32, n = 3 * 9 * h + h;  // first conv
+  for (int k = 0; k < depth; ++k) side = (side - 1) / 2 + 1;
+  n += (depth - 1) * (h * 9 * h + h);
+  return n + 10 * h * side * side + 10;
+}
 
 /// The network of one job as `mode` holds it: a graph (none, fsdp) or a TP chain.
 struct Network {
@@ -46,7 +60,21 @@ struct Network {
 };
 
 /// Every rank makes the same network (same seed); with fsdp or tp each keeps its blocks only.
-Network make_network(int64_t h, int depth, int64_t seed, const std::string& mode) {
+Network make_network(const BenchShardOptions& o, int64_t h, int depth, const std::string& mode) {
+  const int64_t seed = o.seed;
+  Network net;
+  if (o.cnn) {  // small weights: made whole, then cut (tp) or sharded (fsdp)
+    auto g = std::make_unique<lirpa::Graph>(lirpa::build_relu_cnn(
+        {3, 32, 32}, std::vector<int64_t>(depth, h), std::vector<int64_t>(depth, 2), 10, seed));
+    if (mode == "tp" || mode == "tp-local") {
+      net.tp = std::make_unique<lirpa::TpNetwork>(lirpa::tp_from_graph(*g, dist::world()));
+      net.tp_options.local_intermediate = mode == "tp-local";
+      return net;
+    }
+    if ((mode == "fsdp" || mode == "fsdp+state") && dist::world()->size() > 1) lirpa::shard_parameters(*g, dist::world());
+    net.graph = std::move(g);
+    return net;
+  }
   std::vector<int64_t> sizes{784};
   for (int i = 0; i < depth; ++i) sizes.push_back(h);
   sizes.push_back(10);
@@ -56,7 +84,6 @@ Network make_network(int64_t h, int depth, int64_t seed, const std::string& mode
     return std::pair{at::normal(0.0, std::sqrt(2.0 / n_in), {n_out, n_in}, gen, at::kDouble),
                      at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
   };
-  Network net;
   if (mode == "tp" || mode == "tp-local") {
     net.tp = std::make_unique<lirpa::TpNetwork>(lirpa::tp_relu_mlp(sizes, layer, dist::world()));
     net.tp_options.local_intermediate = mode == "tp-local";
@@ -100,9 +127,9 @@ double width_ratio(const lirpa::BoundsResult& a, const lirpa::BoundsResult& ref)
 }
 
 void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
-  const int64_t params = 784 * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
+  const int64_t params = parameter_count(o, h, depth);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(o.seed + 1000);
-  at::Tensor centre = at::rand({784}, gen, at::kDouble);
+  at::Tensor centre = at::rand({input_size(o)}, gen, at::kDouble);
   at::Tensor lo = centre - o.eps, hi = centre + o.eps;
   std::map<std::string, lirpa::BoundsResult> reference;  // per method, from --shard none
   std::vector<std::string> modes;
@@ -110,7 +137,7 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
   for (const auto& m : o.modes)
     if (m != "none" || !o.reference) modes.push_back(m);
   for (const auto& mode : modes) {
-    Network net = make_network(h, depth, o.seed, mode);
+    Network net = make_network(o, h, depth, mode);
     for (const auto& name : o.methods) {
       lirpa::BoundOptions opt;
       opt.method = lirpa::parse_method(name);
@@ -120,13 +147,14 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
       dist::world()->barrier();
       Run r = run_one(net, lo, hi, opt);
       if (mode == "none") reference[name] = r.bounds;
-      nlohmann::json line = {{"bench", "shard"}, {"width", h}, {"hidden_layers", depth}, {"method", name},
-                             {"shard", mode}, {"ranks", dist::world()->size()},
-                             {"weight_bytes", params * 8}, {"largest_weight_bytes", std::max(784 * h, (depth > 1 ? h * h : 0)) * 8},
+      nlohmann::json line = {{"bench", "shard"}, {"network", o.cnn ? "cnn" : "mlp"}, {"width", h},
+                             {"hidden_layers", depth}, {"method", name}, {"shard", mode},
+                             {"ranks", dist::world()->size()}, {"weight_bytes", params * 8},
                              {"baseline_bytes", per_rank(r.memory.baseline_bytes)},
                              {"peak_bytes", per_rank(r.memory.peak_bytes)}, {"seconds", r.seconds},
                              {"alpha_iterations", r.bounds.iterations},
                              {"lower", to_vector(r.bounds.lower)}, {"upper", to_vector(r.bounds.upper)}};
+      if (!o.cnn) line["largest_weight_bytes"] = std::max(784 * h, (depth > 1 ? h * h : 0)) * 8;
       if (reference.count(name)) {
         line["max_bound_difference"] = max_difference(r.bounds, reference[name]);
         line["bound_scale"] = reference[name].upper.abs().max().item<double>();
@@ -141,8 +169,7 @@ int run_bench_shard(const BenchShardOptions& o) {
   keep_freed_memory();
   for (int64_t h : o.widths)
     for (int depth : o.depths) {
-      const int64_t params = 784 * h + (depth - 1) * h * h + 10 * h;
-      if (params > o.max_params) {
+      if (parameter_count(o, h, depth) > o.max_params) {
         if (dist::world()->rank() == 0)
           std::cout << nlohmann::json{{"bench", "shard"}, {"width", h}, {"hidden_layers", depth},
                                       {"skipped", "more than --max-params parameters"}}.dump() << std::endl;
@@ -165,6 +192,8 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
                                        "tp, tp-local (TP with zone-local intermediate bounds); "
                                        "none runs first as the reference unless --no-reference; tp skips alpha-crown")
       ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp", "tp-local"}));
+  cmd->add_flag("--cnn", o->cnn, "random CNNs 3x32x32 -> depth x (conv 3x3 stride 2 pad 1, width channels, "
+                                 "ReLU) -> Flatten -> Linear 10 instead of MLPs");
   cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
   cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
   cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);

@@ -1,8 +1,8 @@
 // `tessera bounds MODEL PROPERTY --method ibp|crown|alpha-crown [--spec] [--json]
 // [--shard none|fsdp|tp]`: bounds of the raw outputs (or of the property's specification rows)
 // over each input box. Under mpirun every rank computes the same bounds; with `--shard fsdp`
-// each keeps 1/P of the weights; with `--shard tp` the Linear/ReLU chain is split into
-// column/row zones (IBP, CROWN). Rank 0 prints, with every rank's memory figures in --json.
+// each keeps 1/P of the weights; with `--shard tp` the Linear/Conv/ReLU chain is split into
+// column/row zones (Linear by neurons, Conv by channels; IBP, CROWN). Rank 0 prints, with every rank's memory figures in --json.
 
 #include <ATen/ATen.h>
 
@@ -100,7 +100,8 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "
-                                       "split across ranks) or tp (tensor parallel Linear/ReLU zones; ibp and crown)");
+                                       "split across ranks) or tp (tensor "
+                                       "parallel Linear/Conv/ReLU zones; ibp and crown)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

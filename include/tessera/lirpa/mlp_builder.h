@@ -10,6 +10,7 @@
 ///   Graph g = build_relu_mlp({784, 4096, 10}, [](int k, int64_t n_in, int64_t n_out) {
 ///     return std::pair{at::randn({n_out, n_in}, at::kDouble), at::zeros({n_out}, at::kDouble)};
 ///   }, store);
+///   Graph cnn = build_relu_cnn({3, 32, 32}, {16, 32}, {2, 2}, 10, /*seed=*/1);
 /// @endcode
 
 #include <ATen/core/Tensor.h>
@@ -29,5 +30,12 @@ using MlpLayerFn = std::function<std::pair<at::Tensor, at::Tensor>(int, int64_t,
 /// Network sizes[0] -> sizes[1] -> ... -> sizes.back() with ReLU between the layers (none
 /// after the last). The store receives "layer<k>/weight" (stored as W^T) and "layer<k>/bias".
 Graph build_relu_mlp(const std::vector<int64_t>& sizes, const MlpLayerFn& layer, std::shared_ptr<ParamStore> store);
+
+/// A random CNN on inputs `chw` = [C, H, W]: for each k, Conv 3x3 (pad 1, stride
+/// `strides[k]`, `channels[k]` output channels, bias) and ReLU; then Flatten and Linear to
+/// `outputs`. Weights normal with std 1/sqrt(fan-in), biases std 0.1, from `seed` (the same
+/// network on every process). Built as ONNX and loaded, so it is what `load_onnx` makes.
+Graph build_relu_cnn(const std::vector<int64_t>& chw, const std::vector<int64_t>& channels,
+                     const std::vector<int64_t>& strides, int64_t outputs, uint64_t seed);
 
 }  // namespace tessera::lirpa

@@ -1,10 +1,15 @@
 #pragma once
 /// @file tensor_parallel.h
-/// Tensor parallelism for bound propagation on chains of Linear and ReLU layers.
+/// Tensor parallelism for bound propagation on chains of Linear, Conv and ReLU layers.
 ///
 /// Consecutive layers pair up into sharded zones (Megatron style): a column-parallel Linear
 /// (rank r keeps the rows of W for its block of output neurons), the ReLU after it, and a
-/// row-parallel Linear (rank r keeps the columns of W for the same block of inputs). The
+/// row-parallel Linear (rank r keeps the columns of W for the same block of inputs). A Conv
+/// splits by channels instead: column-parallel, rank r keeps the kernels and biases of its
+/// block of output channels (its output is those channels, a contiguous block of the
+/// flattened [C, H, W] neurons); row-parallel, the kernels' slices over its block of input
+/// channels. A Linear after Flatten in a zone with a Conv splits its columns by the same
+/// channel blocks (all positions of a channel on one rank). The
 /// hidden neurons of a zone, their weights, bounds and A matrices live on one rank only;
 /// the zone's output is the sum of the ranks' partial products (one all-reduce). A Linear
 /// that does not start a zone (the last one of an odd count) is replicated.
@@ -48,14 +53,24 @@ enum class TpSplit {
   Replicated  ///< every rank: the whole W and b
 };
 
-/// One Linear layer y = x W^T + b as this rank holds it, optionally followed by a ReLU.
+/// One Linear layer y = x W^T + b, or 2-D convolution y = conv(x, K) + b on flattened
+/// [C, H, W] values, as this rank holds it, optionally followed by a ReLU.
 struct TpLayer {
   TpSplit split = TpSplit::Replicated;
-  int64_t in_features = 0, out_features = 0;  ///< the whole layer's sizes
-  /// This rank's block of W^T: Column [in, out_r], Row [in_r, out], Replicated [in, out].
+  int64_t in_features = 0, out_features = 0;  ///< the whole layer's sizes (flattened)
+  /// Linear: this rank's block of W^T: Column [in, out_r], Row [in_r, out], Replicated
+  /// [in, out]. Undefined for a convolution.
   at::Tensor weight_t;
-  at::Tensor bias;        ///< Column: b[out_r]; otherwise the whole b
+  /// Convolution (groups 1): this rank's kernels, Column [C_out_r, C_in, kh, kw], Row
+  /// [C_out, C_in_r, kh, kw], Replicated whole. Undefined for a Linear layer.
+  at::Tensor kernel;
+  Conv2dGeometry conv;                        ///< stride, padding, dilation of the convolution
+  std::vector<int64_t> in_shape, out_shape;   ///< whole [C, H, W] of a convolution's input, output
+  /// Per output neuron (a convolution's channel bias repeated over its positions): Column
+  /// this rank's block b[out_r]; otherwise the whole b.
+  at::Tensor bias;
   bool relu = false;      ///< a ReLU follows
+  bool is_conv() const { return kernel.defined(); }
 };
 
 /// A Linear/ReLU chain split over the ranks of a communicator.
@@ -84,8 +99,9 @@ class TpNetwork {
 std::vector<TpSplit> tp_plan(const std::vector<bool>& relu);
 
 /// The TP form of a graph that is a chain of linear operators (Linear, Affine, Reshape,
-/// Identity: each run between ReLUs becomes one dense layer) and ReLUs; throws Unsupported
-/// naming the first other operator. Every rank passes the same graph and keeps its blocks.
+/// Identity: each run between ReLUs becomes one dense layer; a Conv alone between ReLUs
+/// stays a convolution) and ReLUs; throws Unsupported naming the first other operator.
+/// Every rank passes the same graph and keeps its blocks.
 TpNetwork tp_from_graph(const Graph& graph, std::shared_ptr<dist::Communicator> comm);
 
 /// The network of `build_relu_mlp(sizes, layer, ...)`, each rank keeping only its blocks as

@@ -13,6 +13,7 @@ class ConvOp final : public BoundOp {
   ConvOp(std::string w, std::string b, Window2d win, int64_t groups, std::vector<int64_t> in_shape)
       : w_(std::move(w)), b_(std::move(b)), win_(std::move(win)), groups_(groups), in_(std::move(in_shape)) {}
   std::string type() const override { return "Conv"; }
+  ConvParams params() const { return {w_, b_, Conv2dGeometry{win_.stride, win_.pad, win_.dilation, groups_}, in_}; }
 
   at::Tensor forward(const OpEnv& env, const std::vector<at::Tensor>& x) const override {
     at::Tensor b = b_.empty() ? at::Tensor() : env.params.get(b_, env.dtype);
@@ -47,6 +48,12 @@ class ConvOp final : public BoundOp {
   int64_t groups_;
   std::vector<int64_t> in_;
 };
+
+std::optional<ConvParams> conv_params(const BoundOp& op) {
+  const auto* conv = dynamic_cast<const ConvOp*>(&op);
+  if (conv == nullptr) return std::nullopt;
+  return conv->params();
+}
 
 void register_conv(OpRegistry& r) {
   r.add("Conv", [](const OnnxNode& n) -> BuiltOp {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,4 +97,15 @@ namespace tessera::lirpa::detail {
 std::shared_ptr<const BoundOp> make_linear(std::string w_key, std::string b_key);  // y = x W + b
 std::shared_ptr<const BoundOp> make_affine(std::string scale, std::string shift, std::vector<int64_t> in_shape);
 std::shared_ptr<const BoundOp> make_relu();
+}  // namespace tessera::lirpa::detail
+
+namespace tessera::lirpa::detail {
+/// What tensor parallelism needs of a Conv operator: its parameter keys and geometry.
+struct ConvParams {
+  std::string weight, bias;  ///< store keys (bias empty when the Conv has none)
+  Conv2dGeometry geometry;
+  std::vector<int64_t> in_shape;  ///< the input node's shape
+};
+/// The parameters of `op` if it is a Conv, else nullopt.
+std::optional<ConvParams> conv_params(const BoundOp& op);
 }  // namespace tessera::lirpa::detail

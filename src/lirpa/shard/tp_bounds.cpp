@@ -84,9 +84,8 @@ BoundsResult apply_spec(const Interval& y, const at::Tensor& c, at::ScalarType d
 Interval tp_layer_ibp(const TpNetwork& net, const TpState& st, int k) {
   const TpLayer& l = net.layers()[k];
   const Interval in = tp_layer_input(st, k);
-  at::Tensor w = l.weight_t.to(st.dtype);
-  at::Tensor c = at::matmul((in.lower + in.upper) / 2, w);        // W c
-  at::Tensor r = at::matmul((in.upper - in.lower) / 2, w.abs());  // |W| r
+  at::Tensor c = tp_apply(l, (in.lower + in.upper) / 2, st.dtype, false);  // W c
+  at::Tensor r = tp_apply(l, (in.upper - in.lower) / 2, st.dtype, true);   // |W| r
   if (l.split == TpSplit::Row) {
     at::Tensor both = at::cat({c, r}).contiguous();
     net.comm().all_reduce(both, dist::ReduceOp::Sum);  // sums of the blocks' partial products

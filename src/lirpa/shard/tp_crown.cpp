@@ -58,16 +58,17 @@ at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int st
       bias_rep = zeros(rows->rows());
       bias_part = zeros(rows->rows());
     }
-    at::Tensor w = l.weight_t.to(st.dtype);
     at::Tensor& bias_lin = owned ? bias_own : (l.split == TpSplit::Column ? bias_part : bias_rep);
     bias_lin = bias_lin + rows->contract(l.bias.to(st.dtype));  // + A b (b: this rank's block for a column layer)
-    at::Tensor ax = at::matmul(rows->dense(st.dtype), w.t());   // A_x = A_y W (w holds W^T)
+    at::Tensor ax = tp_pull_back(l, rows->dense(st.dtype).reshape({rows->rows(), tp_local_out(l)}), st.dtype);  // A_x = A_y W
     if (l.split == TpSplit::Column && !owned) {
       ax = ax.contiguous();
       comm.all_reduce(ax, dist::ReduceOp::Sum);  // A_x = sum_r A_y[:, out_r] W[out_r, :]
     }
     rows = DenseA::make(ax);
-    if (j > stop && layers[j - 1].relu) {
+    if (j > stop && layers[j - 1].relu && rows->rows() == 0) {
+      // no rows on this rank (no unstable neurons in its block): a ReLU keeps the width
+    } else if (j > stop && layers[j - 1].relu) {
       BackwardContext ctx;
       ctx.input_bounds = {st.pre[j - 1]};  // local block for a column layer's neurons
       Backward back = relu->backward(env, rows, ctx);
@@ -80,7 +81,7 @@ at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int st
     }
   }
   const Interval in = tp_layer_input(st, stop);
-  at::Tensor lb = rows->concretize_lower(in.lower[0], in.upper[0]);  // min over the input bounds
+  at::Tensor lb = rows->rows() == 0 ? zeros(0) : rows->concretize_lower(in.lower[0], in.upper[0]);  // min over the box
   if (owned) return bias_own + lb;
   bias_part = bias_part.contiguous();
   comm.all_reduce(bias_part, dist::ReduceOp::Sum);

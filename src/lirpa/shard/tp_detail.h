@@ -4,17 +4,40 @@
 #include <ATen/core/Tensor.h>
 
 #include <utility>
+#include <vector>
 
 #include "tessera/lirpa/tensor_parallel.h"
 
 namespace tessera::lirpa::detail {
 
-/// (offset, count) of rank `rank`'s block of `n` neurons (balanced contiguous blocks).
-std::pair<int64_t, int64_t> tp_block(int64_t n, int parts, int rank);
+/// (offset, count) of rank `rank`'s block of `n` neurons (balanced contiguous blocks of
+/// whole groups of `unit` neurons; `n` a multiple of `unit`).
+std::pair<int64_t, int64_t> tp_block(int64_t n, int parts, int rank, int64_t unit = 1);
 
 /// This rank's part of the layer y = x W^T + b (W [out, in]) under `split`; copies, so the
-/// whole W can be freed.
-TpLayer tp_cut_layer(const at::Tensor& w, const at::Tensor& b, TpSplit split, bool relu, int parts, int rank);
+/// whole W can be freed. `unit`: the blocks are whole groups of `unit` neurons (the
+/// positions of one channel when the zone's hidden neurons are a convolution's channels).
+TpLayer tp_cut_layer(const at::Tensor& w, const at::Tensor& b, TpSplit split, bool relu, int parts, int rank,
+                     int64_t unit = 1);
+
+/// This rank's part of the convolution y = conv(x, K) + b (K [C_out, C_in, kh, kw], b
+/// [C_out] or undefined; x, y flattened [C, H, W] of `in_shape`, `out_shape`) under
+/// `split`: Column by output channels, Row by input channels. Copies.
+TpLayer tp_cut_conv(const at::Tensor& kernel, const at::Tensor& channel_bias, const Conv2dGeometry& g,
+                    const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape, TpSplit split,
+                    bool relu, int parts, int rank);
+
+/// Neurons of this rank's input / output block of a layer (the whole for a replicated side).
+int64_t tp_local_in(const TpLayer& l);
+int64_t tp_local_out(const TpLayer& l);
+
+/// x [N, local in] -> [N, local out]: x W^T, or conv(x, K), with |W| or |K| when `abs`;
+/// without the bias, and a row layer's result is this rank's partial sum.
+at::Tensor tp_apply(const TpLayer& l, const at::Tensor& x, at::ScalarType dtype, bool abs);
+
+/// Rows a [S, local out] pulled back to the layer's input: A_x = A_y W [S, local in] (the
+/// transposed convolution for a Conv); a column layer's result is this rank's partial sum.
+at::Tensor tp_pull_back(const TpLayer& l, const at::Tensor& a, at::ScalarType dtype);
 
 }  // namespace tessera::lirpa::detail
 

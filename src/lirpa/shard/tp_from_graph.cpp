@@ -1,12 +1,16 @@
 // tp_from_graph: a graph that is a chain of linear operators and ReLUs becomes a TpNetwork.
-// Each run of linear operators between two ReLUs is collapsed into one dense layer
+// A Conv (groups 1) alone between two ReLUs stays a convolution, cut by channels. Every
+// other run of linear operators between two ReLUs is collapsed into one dense layer
 // (W, b) by pulling unit rows back through it (the operators' own CROWN backward, which
-// is exact for linear operators), then cut into this rank's block.
+// is exact for linear operators), then cut into this rank's block; in a zone with a
+// convolution the dense layer's blocks are whole channels.
 
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <set>
 
+#include "lirpa/ops/registry.h"
 #include "lirpa/shard/tp_detail.h"
 #include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
@@ -16,7 +20,8 @@ namespace {
 
 /// Operators that are affine maps of their single input (collapsed into the dense layers).
 const std::set<std::string>& linear_types() {
-  static const std::set<std::string> types{"Linear", "Affine", "Reshape", "Identity", "Transpose", "MatMulLeft"};
+  static const std::set<std::string> types{"Linear", "Affine", "Reshape", "Identity", "Transpose", "MatMulLeft",
+                                           "Conv"};
   return types;
 }
 
@@ -49,6 +54,33 @@ std::pair<at::Tensor, at::Tensor> collapse(const Graph& g, int first, int last) 
   return {w, b};
 }
 
+/// The last three entries of a node shape: [C, H, W].
+std::vector<int64_t> chw(const std::vector<int64_t>& shape) {
+  TESSERA_CHECK(shape.size() >= 3, Unsupported, "tensor parallelism: a Conv needs a [C, H, W] input");
+  return {shape.end() - 3, shape.end()};
+}
+
+/// The Conv of a run that is one Conv with groups 1 (nullopt otherwise: collapsed dense).
+std::optional<detail::ConvParams> lone_conv(const Graph& g, std::pair<int, int> run) {
+  if (run.first != run.second) return std::nullopt;
+  auto p = detail::conv_params(*g.node(run.first).op);
+  if (!p || p->geometry.groups != 1) return std::nullopt;
+  return p;
+}
+
+/// This rank's part of the run's layer; `unit`: neurons per block group of a dense layer.
+TpLayer cut_run(const Graph& g, std::pair<int, int> run, TpSplit split, bool relu, int64_t unit,
+                const dist::Communicator& comm) {
+  if (auto conv = lone_conv(g, run)) {
+    at::Tensor k = g.params().get(conv->weight, at::kDouble);
+    at::Tensor b = conv->bias.empty() ? at::Tensor() : g.params().get(conv->bias, at::kDouble);
+    return detail::tp_cut_conv(k, b, conv->geometry, chw(conv->in_shape), chw(g.node(run.second).shape), split, relu,
+                               comm.size(), comm.rank());
+  }
+  auto [w, b] = collapse(g, run.first, run.second);
+  return detail::tp_cut_layer(w, b, split, relu, comm.size(), comm.rank(), unit);
+}
+
 }  // namespace
 
 TpNetwork tp_from_graph(const Graph& graph, std::shared_ptr<dist::Communicator> comm) {
@@ -73,8 +105,7 @@ TpNetwork tp_from_graph(const Graph& graph, std::shared_ptr<dist::Communicator> 
       continue;
     }
     TESSERA_CHECK(linear_types().count(type) > 0, Unsupported, "tensor parallelism supports Linear (Gemm, MatMul), "
-                  "elementwise affine, Reshape/Flatten and Relu operators; node '", n.name, "' is a ", type,
-                  type == "Conv" ? " (Conv split by output channels is not implemented)" : "");
+                  "Conv, elementwise affine, Reshape/Flatten and Relu operators; node '", n.name, "' is a ", type);
   }
   TESSERA_CHECK(first < static_cast<int>(nodes.size()), Unsupported,
                 "tensor parallelism: a ReLU on the network output is not supported");
@@ -83,8 +114,14 @@ TpNetwork tp_from_graph(const Graph& graph, std::shared_ptr<dist::Communicator> 
   std::vector<TpSplit> plan = tp_plan(relu);
   std::vector<TpLayer> layers;
   for (size_t k = 0; k < runs.size(); ++k) {
-    auto [w, b] = collapse(graph, runs[k].first, runs[k].second);
-    layers.push_back(detail::tp_cut_layer(w, b, plan[k], relu[k], comm->size(), comm->rank()));
+    // a zone with a convolution splits its hidden neurons by channels: groups of H * W
+    int64_t unit = 1;
+    const size_t col = plan[k] == TpSplit::Row ? k - 1 : k;
+    if (plan[k] != TpSplit::Replicated && (lone_conv(graph, runs[col]) || lone_conv(graph, runs[col + 1]))) {
+      const auto hidden = chw(graph.node(runs[col].second).shape);
+      unit = hidden[1] * hidden[2];
+    }
+    layers.push_back(cut_run(graph, runs[k], plan[k], relu[k], unit, *comm));
   }
   return TpNetwork(std::move(comm), std::move(layers));
 }

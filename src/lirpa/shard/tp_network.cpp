@@ -38,6 +38,9 @@ TpNetwork::TpNetwork(std::shared_ptr<dist::Communicator> comm, std::vector<TpLay
                                                  layers_[k + 1].split == TpSplit::Row),
                   InvalidInput, "TP layer ", k, ": a column-parallel layer must be followed by a ReLU and a "
                   "row-parallel layer");
+    TESSERA_CHECK(l.split != TpSplit::Column || detail::tp_local_out(l) == detail::tp_local_in(layers_[k + 1]),
+                  InvalidInput, "TP layer ", k, ": this rank's output block has ", detail::tp_local_out(l),
+                  " neurons but layer ", k + 1, " takes ", detail::tp_local_in(layers_[k + 1]));
     TESSERA_CHECK(l.split != TpSplit::Row || (k > 0 && layers_[k - 1].split == TpSplit::Column), InvalidInput,
                   "TP layer ", k, ": a row-parallel layer must follow a column-parallel one");
   }
@@ -50,7 +53,8 @@ std::pair<int64_t, int64_t> TpNetwork::block(int64_t n) const {
 
 int64_t TpNetwork::local_bytes() const {
   int64_t bytes = 0;
-  for (const TpLayer& l : layers_) bytes += l.weight_t.nbytes() + l.bias.nbytes();
+  for (const TpLayer& l : layers_)
+    bytes += (l.is_conv() ? l.kernel.nbytes() : l.weight_t.nbytes()) + l.bias.nbytes();
   return bytes;
 }
 
@@ -60,7 +64,7 @@ at::Tensor TpNetwork::forward(const at::Tensor& x, at::ScalarType dtype) const {
   TESSERA_CHECK(h.size(1) == input_size(), DimensionMismatch, "TP forward: ", h.size(1), " inputs given, the network takes ",
                 input_size());
   for (const TpLayer& l : layers_) {
-    at::Tensor y = at::matmul(h, l.weight_t.to(dtype));  // x W^T (local block)
+    at::Tensor y = detail::tp_apply(l, h, dtype, false);  // x W^T or conv(x, K) (local block)
     if (l.split == TpSplit::Row) {
       y = y.contiguous();
       comm_->all_reduce(y, dist::ReduceOp::Sum);  // sum_r x_r W[:, in_r]^T
@@ -92,25 +96,27 @@ TpNetwork tp_relu_mlp(const std::vector<int64_t>& sizes, const MlpLayerFn& layer
 
 namespace detail {
 
-std::pair<int64_t, int64_t> tp_block(int64_t n, int parts, int rank) {
-  std::vector<int64_t> counts = dist::balanced_counts(n, parts);
+std::pair<int64_t, int64_t> tp_block(int64_t n, int parts, int rank, int64_t unit) {
+  TESSERA_CHECK(unit >= 1 && n % unit == 0, InvalidInput, "TP: ", n, " neurons are not groups of ", unit);
+  std::vector<int64_t> counts = dist::balanced_counts(n / unit, parts);
   int64_t offset = 0;
   for (int r = 0; r < rank; ++r) offset += counts[r];
-  return {offset, counts[rank]};
+  return {offset * unit, counts[rank] * unit};
 }
 
-TpLayer tp_cut_layer(const at::Tensor& w, const at::Tensor& b, TpSplit split, bool relu, int parts, int rank) {
+TpLayer tp_cut_layer(const at::Tensor& w, const at::Tensor& b, TpSplit split, bool relu, int parts, int rank,
+                     int64_t unit) {
   TpLayer l;
   l.split = split;
   l.in_features = w.size(1);
   l.out_features = w.size(0);
   l.relu = relu;
   if (split == TpSplit::Column) {
-    auto [off, n] = tp_block(w.size(0), parts, rank);
+    auto [off, n] = tp_block(w.size(0), parts, rank, unit);
     l.weight_t = w.slice(0, off, off + n).t().clone(at::MemoryFormat::Contiguous);  // W[out_r, :]^T: [in, out_r]
     l.bias = b.slice(0, off, off + n).clone();  // a copy: never a view keeping b alive
   } else if (split == TpSplit::Row) {
-    auto [off, n] = tp_block(w.size(1), parts, rank);
+    auto [off, n] = tp_block(w.size(1), parts, rank, unit);
     l.weight_t = w.slice(1, off, off + n).t().clone(at::MemoryFormat::Contiguous);  // W[:, in_r]^T: [in_r, out]
     l.bias = b.clone(at::MemoryFormat::Contiguous);
   } else {
