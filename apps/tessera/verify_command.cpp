@@ -1,9 +1,10 @@
 // `tessera verify MODEL PROPERTY [--timeout S] [--results FILE] [--config FILE.yaml] [--quiet]
-// [--shard none|fsdp] [--json FILE]`: decide a VNN-LIB property. The last line of standard
-// output is the verdict (sat, unsat, timeout or unknown); progress goes to standard error.
-// Exit code 0 for every verdict. The timeout counts from the process start and is kept
+// [--shard none|fsdp|fsdp+state] [--json FILE]`: decide a VNN-LIB property. The last line of
+// standard output is the verdict (sat, unsat, timeout or unknown); progress goes to standard
+// error. Exit code 0 for every verdict. The timeout counts from the process start and is kept
 // within a second by a watchdog. Under mpirun with `--shard fsdp` every rank keeps 1/P of
-// the weights and does the same work; rank 0 answers.
+// the weights and does the same work; with `fsdp+state` ReLU-splitting branch and bound
+// also splits each batch of sub-domains across the ranks. Rank 0 answers.
 
 #include <ATen/ATen.h>
 
@@ -78,9 +79,7 @@ int run_verify(const VerifyCli& o) {
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
   TESSERA_CHECK(shard != lirpa::ShardMode::Tp, InvalidInput,
                 "verify --shard tp is not implemented (tensor parallelism bounds only: tessera bounds --shard tp); "
-                "use --shard none or fsdp");
-  TESSERA_CHECK(shard != lirpa::ShardMode::FsdpState, InvalidInput,
-                "verify --shard fsdp+state is not implemented yet; use --shard none or fsdp");
+                "use --shard none, fsdp or fsdp+state");
   lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
   if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.
@@ -98,7 +97,8 @@ int run_verify(const VerifyCli& o) {
       std::fprintf(stderr, "error: %s\n", e.what());
     }
   });
-  const bool sharded = shard == lirpa::ShardMode::Fsdp && comm->size() > 1;
+  const bool sharded = (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState) && comm->size() > 1;
+  opt.shard_state = shard == lirpa::ShardMode::FsdpState;  // batches of sub-domains split across ranks
   lirpa::Graph g = load_model(o.model, sharded ? comm : nullptr);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
   lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
@@ -127,8 +127,9 @@ void add_verify_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--results", o->results, "write the VNN-COMP results file here");
   cmd->add_option("--config", o->config, "YAML options (attack, alpha, beta, bab)")->check(CLI::ExistingFile);
   cmd->add_flag("--quiet", o->quiet, "no progress on standard error");
-  cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network) or fsdp "
-                                       "(each rank keeps 1/P of every weight, gathered on use)");
+  cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
+                                       "(each rank keeps 1/P of every weight, gathered on use) or fsdp+state "
+                                       "(also: ReLU branch and bound splits each batch of sub-domains across ranks)");
   cmd->add_option("--json", o->json, "also write the verdict, domain count and per-rank memory as JSON here");
   cmd->callback([o, &body] { body = [o] { return run_verify(*o); }; });
 }

@@ -70,6 +70,11 @@ struct VerifyOptions {
   bool alpha_enabled = true;
   BetaOptions beta;
   BabOptions bab;
+  /// Sharded optimisation state (`--shard fsdp+state`; not a YAML key): under a communicator
+  /// of several ranks, ReLU-splitting branch and bound splits the children of each batch
+  /// across the ranks (each rank bounds and optimises only its block; the per-domain
+  /// results are all-gathered in the single-process order). False: every rank bounds all.
+  bool shard_state = false;
 };
 
 /// Parses the YAML text of a configuration (on top of the defaults); `source` names it

@@ -6,10 +6,15 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 
 #include "lirpa/verify/batch_crown.h"
 #include "lirpa/verify/run_clock.h"
 #include "tessera/lirpa/verify.h"
+
+namespace tessera::dist {
+class Communicator;
+}
 
 namespace tessera::lirpa::detail {
 
@@ -39,6 +44,9 @@ struct BabContext {
   std::function<bool(const at::Tensor&)> confirm;
   ProgressFn progress;
   std::string phase;
+  /// `--shard fsdp+state` with several ranks: ReLU splitting cuts each batch's children into
+  /// one block per rank and gathers the results (null: every rank bounds the whole batch).
+  std::shared_ptr<dist::Communicator> state_comm = nullptr;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).

@@ -3,6 +3,10 @@
 // BaBSR or FSB chooses; both children inherit the parent's bounds (intersected with their own),
 // slopes and multipliers, and are bounded by alpha/beta optimisation. The two children of
 // a split cover the parent (z >= 0 or z <= 0 holds for every input).
+//
+// With a sharded state (`ctx.state_comm`), each rank bounds one contiguous block of a batch's
+// children and the results are all-gathered in the single-process order; every decision is
+// then taken on the gathered batch, the same on every rank (relu_split_shard.cpp).
 
 #include <ATen/ATen.h>
 
@@ -10,6 +14,7 @@
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/domain_pool.h"
 #include "lirpa/bab/relu_bab.h"
+#include "tessera/dist/communicator.h"
 
 namespace tessera::lirpa::detail {
 
@@ -50,12 +55,17 @@ struct Bounded {
   at::Tensor rows, score, layer, neuron;
 };
 
+// `block`: this rank's block of a batch split across ranks (null: the whole batch);
+// `beta_layers`: the layers where the whole batch has splits (empty: decided on `d`).
 Bounded bound_domains(BabContext& ctx, const BabProblem& p, DomainBatch d, const LayerBounds* parent,
-                      Relaxation relax, int iterations) {
+                      Relaxation relax, int iterations, const ChildBlock* block = nullptr,
+                      std::vector<bool> beta_layers = {}) {
   Bounded b{std::move(d), {}, std::move(relax), {}, {}, {}, {}, {}};
   b.bounds = intermediate_bounds(ctx.net, b.d, parent);
   OptimiseOptions oo{iterations, ctx.options.beta.lr_alpha, ctx.options.beta.lr_beta, ctx.options.beta.lr_decay, true,
-                     [&ctx] { return ctx.expired(); }};
+                     [&ctx] { return ctx.expired(); }, {}, std::move(beta_layers)};
+  if (block && block->split())  // stop where the whole batch would
+    oo.all_verified = [&ctx, block](bool local) { return on_every_rank(*ctx.state_comm, *block, local); };
   b.fb = optimise_final_bound(ctx.net, b.d, b.bounds, p.c, p.rhs, b.relax, oo);
   at::NoGradGuard no_grad;
   std::tie(b.rows, b.score) = best_rows(b.fb.lb);
@@ -82,6 +92,28 @@ bool try_vertices(BabContext& ctx, const BabProblem& p, const Bounded& b, const 
   for (int64_t i = 0; i < std::min<int64_t>(cand.numel(), 16); ++i)
     if (ctx.confirm(x[cand[i].item<int64_t>()])) return true;
   return false;
+}
+
+// The whole batch on every rank from each rank's block `b` (children `split`: all of them).
+Bounded gather_children(BabContext& ctx, const ChildBlock& block, Bounded b, std::vector<at::Tensor> split,
+                        const at::Tensor& xl, const at::Tensor& xu) {
+  dist::Communicator& comm = *ctx.state_comm;
+  auto all = [&](const at::Tensor& t) { return gather_block(comm, block, t); };
+  int64_t total = split.front().size(0);
+  Bounded g{DomainBatch{xl.expand({total, xl.size(1)}), xu.expand({total, xu.size(1)}), std::move(split)},
+            {}, {}, {}, {}, {}, {}, {}};
+  for (size_t j = 0; j < b.bounds.lower.size(); ++j) {
+    g.bounds.lower.push_back(all(b.bounds.lower[j]));
+    g.bounds.upper.push_back(all(b.bounds.upper[j]));
+    g.relax.alpha.push_back(all(b.relax.alpha[j]));
+    g.relax.beta.push_back(all(b.relax.beta[j]));  // defined on every rank or on none (beta_layers)
+  }
+  g.fb.lb = all(b.fb.lb);
+  g.fb.a_input = all(b.fb.a_input);
+  g.layer = all(b.layer);
+  g.neuron = all(b.neuron);
+  std::tie(g.rows, g.score) = best_rows(g.fb.lb);  // row-wise: the values of each block
+  return g;
 }
 
 // Moves the unverified domains of `b` into the pool.
@@ -139,18 +171,25 @@ BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p) {
     layer = layer.index_select(0, splittable), neuron = neuron.index_select(0, splittable);
     int64_t n = layer.size(0);
     if (n == 0) continue;
+    // children [plus(all n); minus(all n)]; this rank bounds [lo, hi) of them
+    ChildBlock block = child_block(ctx.state_comm.get(), 2 * n);
+    at::Tensor of = at::arange(block.lo, block.hi, at::kLong).remainder(n);  // each child's parent
     std::vector<at::Tensor> split;
     LayerBounds parent;
     Relaxation relax;
     for (size_t j = 0; j < lay.hidden; ++j) {
       split.push_back(f[lay.split(j)]);
-      parent.lower.push_back(at::cat({f[lay.lower(j)], f[lay.lower(j)]}));
-      parent.upper.push_back(at::cat({f[lay.upper(j)], f[lay.upper(j)]}));
-      relax.alpha.push_back(at::cat({f[lay.alpha(j)], f[lay.alpha(j)]}));  // inherited slopes
-      relax.beta.push_back(at::cat({f[lay.beta(j)], f[lay.beta(j)]}));
+      parent.lower.push_back(f[lay.lower(j)].index_select(0, of));
+      parent.upper.push_back(f[lay.upper(j)].index_select(0, of));
+      relax.alpha.push_back(f[lay.alpha(j)].index_select(0, of));  // inherited slopes
+      relax.beta.push_back(f[lay.beta(j)].index_select(0, of));
     }
-    DomainBatch d{xl.expand({2 * n, xl.size(1)}), xu.expand({2 * n, xu.size(1)}), split_children(split, layer, neuron)};
-    Bounded b = bound_domains(ctx, p, std::move(d), &parent, std::move(relax), o.beta.iterations);
+    std::vector<at::Tensor> kids = split_children(split, layer, neuron), mine;
+    for (const at::Tensor& s : kids) mine.push_back(s.slice(0, block.lo, block.hi));
+    DomainBatch d{xl.expand({block.size(), xl.size(1)}), xu.expand({block.size(), xu.size(1)}), std::move(mine)};
+    Bounded b = bound_domains(ctx, p, std::move(d), &parent, std::move(relax), o.beta.iterations, &block,
+                              layers_with_splits(kids));
+    if (block.split()) b = gather_children(ctx, block, std::move(b), std::move(kids), xl, xu);
     out.visited += 2 * n;
     at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});
     if (try_vertices(ctx, p, b, open)) return out.status = BabStatus::Falsified, out;

@@ -60,6 +60,13 @@ struct OptimiseOptions {
   /// Asked before every step (when set): true stops the optimisation, keeping the best
   /// bounds so far (the run's timeout).
   std::function<bool()> stop;
+  /// When set: combines the test "every domain of the batch is verified" over the ranks that
+  /// each optimise a block of one batch (a collective, asked once per step on every rank), so
+  /// all stop at the step where the whole batch would.
+  std::function<bool(bool)> all_verified;
+  /// When not empty: per hidden layer, whether it gets split multipliers (decided on the
+  /// whole batch); empty: the layers where a domain of this batch has a split.
+  std::vector<bool> beta_layers;
 };
 
 /// alpha(-beta)-CROWN: Adam on the slopes (and, with splits, the multipliers) maximising the

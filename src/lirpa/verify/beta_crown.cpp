@@ -26,7 +26,8 @@ struct Adam {
 };
 
 // CROWN's adaptive slopes per row, where no inherited alpha of the right shape exists.
-void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Relaxation& relax, bool use_beta) {
+void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Relaxation& relax, bool use_beta,
+                 const std::vector<bool>& beta_layers) {
   size_t hidden = bounds.lower.size();
   relax.alpha.resize(hidden);
   relax.beta.resize(hidden);
@@ -36,7 +37,8 @@ void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Rel
     std::vector<int64_t> shape{d.size(), k, l.size(1)};
     if (!relax.alpha[j].defined() || relax.alpha[j].sizes().vec() != shape)
       relax.alpha[j] = (u > -l).to(at::kDouble).unsqueeze(1).expand(shape).contiguous();
-    bool splits = use_beta && !d.split.empty() && (d.split[j] != 0).any().item<bool>();
+    bool splits = use_beta && !d.split.empty() &&
+                  (beta_layers.empty() ? (d.split[j] != 0).any().item<bool>() : static_cast<bool>(beta_layers[j]));
     if (!splits) relax.beta[j] = at::Tensor();
     else if (!relax.beta[j].defined() || relax.beta[j].sizes().vec() != shape) relax.beta[j] = at::zeros(shape, at::kDouble);
   }
@@ -47,7 +49,7 @@ void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Rel
 FinalBound optimise_final_bound(const ReluNet& net, const DomainBatch& d, const LayerBounds& bounds,
                                 const at::Tensor& c, const at::Tensor& rhs, Relaxation& relax,
                                 const OptimiseOptions& options) {
-  init_params(d, bounds, c.size(0), relax, options.use_beta);
+  init_params(d, bounds, c.size(0), relax, options.use_beta, options.beta_layers);
   std::vector<at::Tensor*> params;
   std::vector<double> lrs;
   for (auto& a : relax.alpha) params.push_back(&a), lrs.push_back(options.lr_alpha);
@@ -62,7 +64,9 @@ FinalBound optimise_final_bound(const ReluNet& net, const DomainBatch& d, const 
     FinalBound fb = final_bound(net, d, bounds, c, rhs, relax);
     at::Tensor lbd = fb.lb.detach();
     best = best.defined() ? at::max(best, lbd) : lbd;  // best per row
-    if ((std::get<0>(best.max(1)) > 0).all().item<bool>() || leaves.empty()) break;
+    bool verified = (std::get<0>(best.max(1)) > 0).all().item<bool>();  // every domain proven
+    if (options.all_verified) verified = options.all_verified(verified);  // over the whole batch
+    if (verified || leaves.empty()) break;
     if (options.stop && options.stop()) break;  // the timeout is near
     at::Tensor finite = at::isfinite(fb.lb);
     at::Tensor objective = at::where(finite, fb.lb, at::zeros_like(fb.lb)).sum();  // maximise sum of bounds

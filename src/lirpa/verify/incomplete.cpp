@@ -31,8 +31,10 @@ bool all_closed(const std::vector<std::vector<bool>>& open) {
 }
 
 void bound_stage(const Graph& graph, const Property& property, const VerifyOptions& options, Method method,
-                 std::vector<std::vector<bool>>& open, const RunClock& clock) {
+                 std::vector<std::vector<bool>>& open, const RunClock& clock,
+                 const std::shared_ptr<dist::Communicator>& shard_rows) {
   BoundOptions bo;
+  bo.shard_rows = shard_rows;  // rows of each backward pass split across ranks (when implemented)
   bo.method = method;
   bo.dtype = at::kDouble;
   bo.alpha = options.alpha;
@@ -57,15 +59,15 @@ void bound_stage(const Graph& graph, const Property& property, const VerifyOptio
 
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
-                                    const RunClock& clock) {
+                                    const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows) {
   open.clear();
   for (const PropertyCase& pc : property.cases) open.emplace_back(pc.disjuncts.size(), true);
   if (progress) progress(Progress{"crown", 0, 0, 0, clock.elapsed()});
-  bound_stage(graph, property, options, Method::Crown, open, clock);
+  bound_stage(graph, property, options, Method::Crown, open, clock, shard_rows);
   if (all_closed(open)) return "crown";
   if (!options.alpha_enabled) return "";
   if (progress) progress(Progress{"alpha-crown", 0, 0, 0, clock.elapsed()});
-  bound_stage(graph, property, options, Method::AlphaCrown, open, clock);
+  bound_stage(graph, property, options, Method::AlphaCrown, open, clock, shard_rows);
   return all_closed(open) ? "alpha-crown" : "";
 }
 

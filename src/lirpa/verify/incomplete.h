@@ -1,6 +1,7 @@
 #pragma once
 // Incomplete verification: CROWN, then alpha-CROWN, on every input box's specification rows.
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,11 @@ namespace tessera::lirpa::detail {
 /// Marks open[c][d] = false for each disjunct d of case c proven infeasible: some row k of
 /// it has lower(c_k y) - rhs_k > margin over the case's box. Returns the method that closed
 /// the last open disjunct ("crown" or "alpha-crown"), or "" when some remain open.
+/// `shard_rows` (sharded state, several ranks): passed to compute_bounds as
+/// BoundOptions::shard_rows (every rank calls with the same arguments).
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
-                                    const RunClock& clock);
+                                    const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows = nullptr);
 
 /// The disjuncts proven infeasible from lower bounds `g_lower` of the stacked rows
 /// (C y - rhs, in the order of spec_matrix()): max over each disjunct's rows > margin.

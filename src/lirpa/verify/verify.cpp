@@ -9,6 +9,7 @@
 #include "lirpa/verify/relu_net.h"
 #include "lirpa/verify/run_clock.h"
 #include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
 #include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa {
@@ -22,6 +23,8 @@ struct Run {
   detail::RunClock clock;
   VerifyResult result;
   std::string bab_kind;  // the last branch and bound run
+  /// Ranks that split each ReLU-splitting batch (`options.shard_state`), else null.
+  std::shared_ptr<dist::Communicator> state_comm;
 
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
@@ -65,7 +68,7 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
   run.bab_kind = input ? "bab-input" : "bab-relu";
   detail::BabContext ctx{net, run.options, run.clock,
                          [&](const at::Tensor& x) { return run.confirm(x, input ? "bab-input" : "bab-relu"); },
-                         run.progress, input ? "bab-input" : "bab-relu"};
+                         run.progress, input ? "bab-input" : "bab-relu", run.state_comm};
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
   detail::BabOutcome out = input ? detail::input_split_bab(ctx, problem) : detail::relu_split_bab(ctx, problem);
@@ -90,7 +93,9 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
 VerifyResult verify(const Graph& graph, const Property& property, const VerifyOptions& options,
                     const ProgressFn& progress, std::shared_ptr<dist::Communicator> comm) {
   check_property_sizes(property, graph.input_size(), graph.output_size(), "the property and the network");
-  Run run{graph, property, options, progress, detail::RunClock(options.timeout, comm), {}, {}};
+  const bool shard_state = options.shard_state && comm && comm->size() > 1;
+  Run run{graph, property, options, progress, detail::RunClock(options.timeout, comm), {}, {},
+          shard_state ? comm : nullptr};
   auto finish = [&]() {
     run.result.seconds = run.elapsed();
     return run.result;
@@ -100,7 +105,8 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
   if (run_attack(run, net)) return finish();
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
-  std::string by = detail::incomplete_verification(graph, property, options, open, run.progress, run.clock);
+  std::string by =
+      detail::incomplete_verification(graph, property, options, open, run.progress, run.clock, run.state_comm);
   bool all_proven = true;
   for (const auto& row : open)
     for (bool o : row) all_proven = all_proven && !o;
