@@ -39,6 +39,9 @@ struct BabContext {
   std::function<bool(const at::Tensor&)> confirm;
   ProgressFn progress;
   std::string phase;
+  /// Called between batches (may be empty): a counterexample search of the caller's own that
+  /// decides itself whether to run now; true when it found a confirmed counterexample.
+  std::function<bool()> side_attack;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).
