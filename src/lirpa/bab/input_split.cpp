@@ -130,7 +130,8 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 /// ACAS Xu's) are each tried, and the one whose worse child has the best bound wins. Trying
 /// only the two largest-smear dimensions was measured worse (bench/RESULTS.md, 2026-11-30
 /// 09:37): the layer bounds are not monotone in the box (CROWN's adaptive slopes flip), so
-/// the smear misleads, and 5_5, 4_7, 3_3 prop_1 needed >2000 boxes instead of 107-853.
+/// the smear misleads, and 5_5, 4_7, 3_3 prop_1 needed >2000 boxes instead of 107-853. Not
+/// uniformly better: 4_3 and 3_6 prop_1 (141 and 953 boxes with two) time out with five.
 constexpr int64_t kCandidates = 5;
 
 std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
