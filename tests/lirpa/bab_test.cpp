@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/domain_pool.h"
 #include "lirpa/bab/input_bounds.h"
@@ -340,6 +341,38 @@ TEST(LirpaBab, FsbPicksTheCandidateWithTheBestWorseChild) {
   auto [l0, n0] = fsb_choice(net, DomainBatch{xl, xu, all}, lb, fb, relax, rows, c, rhs, 4);
   EXPECT_EQ(l0.item<int64_t>(), -1);
   EXPECT_EQ(n0.item<int64_t>(), -1);
+}
+
+// PGD with one box per row (the loop shared by pgd_attack and the local attack of input
+// splitting): every row stays in its own box and reaches that box's minimiser of
+// max_k (c_k y - rhs_k) for y = x (c = I, rhs = 0: the largest coordinate), here the box's
+// lower corner; and one box for all rows broadcasts.
+TEST(LirpaBab, PgdRowsStaysInEachRowsBoxAndDescends) {
+  BatchFn f = [](const at::Tensor& x) { return x * 1.0; };
+  at::Tensor c = at::eye(3, at::kDouble), rhs = at::zeros({3}, at::kDouble);
+  at::Tensor xl = at::tensor({0.5, 0.5, 0.5, /**/ -2.0, -1.0, 5.0, /**/ 1.0, 1.0, 1.0}, at::kDouble).reshape({3, 3});
+  at::Tensor xu = xl + at::tensor({1.0, 2.0, 0.5}, at::kDouble);
+  at::Tensor start = xu.clone();
+  PgdRows r = pgd_rows(f, xl, xu, start, c, rhs, 40, 0.25, 0.04);
+  ASSERT_EQ(r.x.sizes(), xl.sizes());
+  EXPECT_TRUE((r.x >= xl).all().item<bool>());
+  EXPECT_TRUE((r.x <= xu).all().item<bool>());
+  // min over the box of max_i x_i: reached where every coordinate that can is at its lower end
+  at::Tensor want = std::get<0>(xl.max(1));
+  EXPECT_LT((r.value - want).abs().max().item<double>(), 0.05);
+  EXPECT_TRUE(at::allclose(r.value, std::get<0>(r.x.max(1))));
+  // stops early once a row reaches a value <= 0 (row 0 starts there)
+  at::Tensor s2 = start.clone();
+  s2[0] = at::zeros({3}, at::kDouble);
+  at::Tensor l2 = xl.clone();
+  l2[0] = -at::ones({3}, at::kDouble);
+  PgdRows early = pgd_rows(f, l2, xu, s2, c, rhs, 40, 0.25, 0.04);
+  EXPECT_LE(early.value[0].item<double>(), 0.0);
+  EXPECT_TRUE(at::equal(early.x[2], xu[2]));  // no step taken
+  // one box [n] for all rows
+  PgdRows one = pgd_rows(f, xl[1], xu[1], at::rand({4, 3}, at::kDouble) * 3 - 1, c, rhs, 40, 0.25, 0.04);
+  EXPECT_TRUE((one.x >= xl[1]).all().item<bool>());
+  EXPECT_TRUE((one.x <= xu[1]).all().item<bool>());
 }
 
 }  // namespace tessera::lirpa::detail

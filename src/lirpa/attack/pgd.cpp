@@ -17,35 +17,45 @@ at::Tensor conjunction_violation(const at::Tensor& y, const at::Tensor& c, const
   return std::get<0>(g.max(1));
 }
 
-AttackResult pgd_attack(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& c,
-                        const at::Tensor& rhs, const AttackOptions& options, const at::Tensor& starts,
-                        const std::function<bool()>& expired) {
-  at::Tensor l = lower.to(at::kDouble).reshape({1, -1}), u = upper.to(at::kDouble).reshape({1, -1});
+PgdRows pgd_rows(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& start,
+                 const at::Tensor& c, const at::Tensor& rhs, int steps, double step, double last_fraction,
+                 const std::function<bool()>& expired) {
+  at::Tensor l = lower.to(at::kDouble), u = upper.to(at::kDouble);
+  if (l.dim() == 1) l = l.reshape({1, -1}), u = u.reshape({1, -1});
   at::Tensor width = u - l;
-  auto gen = at::detail::createCPUGenerator(options.seed);
-  at::Tensor x = l + width * at::rand({options.restarts, l.size(1)}, gen, at::kDouble);  // uniform in the box
-  x = at::cat({x, (l + u) / 2});
-  if (starts.defined() && starts.numel() > 0) x = at::cat({x, at::max(at::min(starts.to(at::kDouble), u), l)});
-  AttackResult best{x[0].clone(), std::numeric_limits<double>::infinity()};
-  auto keep_best = [&](const at::Tensor& pts, const at::Tensor& val) {
-    auto [v, i] = val.min(0);
-    double vb = v.item<double>();
-    if (vb < best.value) best = {pts[i.item<int64_t>()].detach().clone(), vb};
-  };
-  // step size decays geometrically from `step` to step/100 of each input's width
-  double ratio = options.steps > 1 ? std::pow(0.01, 1.0 / (options.steps - 1)) : 1.0;
-  double eta = options.step;
-  for (int s = 0; s <= options.steps; ++s) {
-    at::Tensor xv = x.detach().requires_grad_(true);
-    at::Tensor val = conjunction_violation(f(xv), c, rhs);
-    keep_best(xv, val.detach());
-    if (best.value <= 0 || s == options.steps || (expired && expired())) break;
+  at::Tensor x = at::max(at::min(start.to(at::kDouble), u), l);
+  PgdRows best{x.clone(), at::full({x.size(0)}, std::numeric_limits<double>::infinity(), x.options())};
+  // step size decays geometrically from `step` to `step * last_fraction` of each input's width
+  double ratio = steps > 1 ? std::pow(last_fraction, 1.0 / (steps - 1)) : 1.0, eta = step;
+  for (int s = 0; s <= steps; ++s) {
+    at::Tensor xv = x.detach().requires_grad_(s < steps);
+    at::Tensor val = conjunction_violation(f(xv), c, rhs);  // max_k (c_k y - rhs_k)
+    {
+      at::NoGradGuard no_grad;
+      at::Tensor better = val.detach() < best.value;
+      best.value = at::where(better, val.detach(), best.value);
+      best.x = at::where(better.unsqueeze(1), xv.detach(), best.x);
+    }
+    if (s == steps || (best.value <= 0).any().item<bool>() || (expired && expired())) break;
     at::Tensor g = torch::autograd::grad({val.sum()}, {xv})[0];
     at::NoGradGuard no_grad;
     x = at::max(at::min(xv.detach() - eta * width * g.sign(), u), l);  // x <- clip(x - eta w sign(grad))
     eta *= ratio;
   }
   return best;
+}
+
+AttackResult pgd_attack(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& c,
+                        const at::Tensor& rhs, const AttackOptions& options, const at::Tensor& starts,
+                        const std::function<bool()>& expired) {
+  at::Tensor l = lower.to(at::kDouble).reshape({1, -1}), u = upper.to(at::kDouble).reshape({1, -1});
+  auto gen = at::detail::createCPUGenerator(options.seed);
+  at::Tensor x = l + (u - l) * at::rand({options.restarts, l.size(1)}, gen, at::kDouble);  // uniform in the box
+  x = at::cat({x, (l + u) / 2});
+  if (starts.defined() && starts.numel() > 0) x = at::cat({x, starts.to(at::kDouble)});
+  PgdRows r = pgd_rows(f, l, u, x, c, rhs, options.steps, options.step, 0.01, expired);  // l, u broadcast over rows
+  auto [v, i] = r.value.min(0);
+  return {r.x[i.item<int64_t>()].clone(), v.item<double>()};
 }
 
 }  // namespace tessera::lirpa::detail

@@ -19,9 +19,25 @@ struct AttackResult {
   double value = 0;       ///< max_k (c_k f(x) - rhs_k) there (<= 0: candidate)
 };
 
+/// Each row's best point of a PGD run and its value.
+struct PgdRows {
+  at::Tensor x;      ///< [N, n_in]
+  at::Tensor value;  ///< [N] max_k (c_k f(x) - rhs_k)
+};
+
+/// Projected signed-gradient descent of max_k (c_k f(x) - rhs_k) from each row of `start`
+/// [N, n_in], inside the box [lower, upper]: [n_in] (one box for all rows) or [N, n_in] (one
+/// box per row). `steps` steps x <- clip(x - eta w sign(grad)), w the box's width, eta from
+/// `step` decaying geometrically to `step * last_fraction`. Stops early once any row has a
+/// value <= 0 or when `expired()` says so.
+PgdRows pgd_rows(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& start,
+                 const at::Tensor& c, const at::Tensor& rhs, int steps, double step, double last_fraction,
+                 const std::function<bool()>& expired = {});
+
 /// Runs PGD from `options.restarts` points (uniform in the box, the centre, and `starts`
-/// [M, n_in] if given), returning the best point. Stops early at a value <= 0 or when
-/// `expired()` says so.
+/// [M, n_in] if given), returning the best point: pgd_rows with the one box for every row,
+/// `options.steps` steps decaying to 1/100 of `options.step`. Stops early at a value <= 0 or
+/// when `expired()` says so.
 AttackResult pgd_attack(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& c,
                         const at::Tensor& rhs, const AttackOptions& options, const at::Tensor& starts = {},
                         const std::function<bool()>& expired = {});

@@ -47,6 +47,9 @@ struct BabContext {
   /// `--shard fsdp+state` with several ranks: ReLU splitting cuts each batch's children into
   /// one block per rank and gathers the results (null: every rank bounds the whole batch).
   std::shared_ptr<dist::Communicator> state_comm = nullptr;
+  /// Called between batches (may be empty): a counterexample search of the caller's own that
+  /// decides itself whether to run now; true when it found a confirmed counterexample.
+  std::function<bool()> side_attack;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).

@@ -2,10 +2,6 @@
 // search of input-splitting branch and bound on its worst sub-domains; see bab.h.
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/autograd.h>
-
-#include <cmath>
-#include <limits>
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
@@ -14,28 +10,9 @@ namespace tessera::lirpa::detail {
 
 at::Tensor box_attack(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& start,
                       const at::Tensor& c, const at::Tensor& rhs, int steps) {
-  at::Tensor width = xu - xl;
-  at::Tensor x = at::max(at::min(start, xu), xl);
-  at::Tensor best = x.clone();
-  at::Tensor best_val = at::full({x.size(0)}, std::numeric_limits<double>::infinity(), x.options());
-  // step from 1/4 of each box's width down to 1/100 of it
-  double ratio = steps > 1 ? std::pow(0.04, 1.0 / (steps - 1)) : 1.0, eta = 0.25;
-  for (int s = 0; s <= steps; ++s) {
-    at::Tensor xv = x.detach().requires_grad_(s < steps);
-    at::Tensor val = conjunction_violation(net.forward(xv), c, rhs);  // max_k (c_k y - rhs_k)
-    {
-      at::NoGradGuard no_grad;
-      at::Tensor better = val.detach() < best_val;
-      best_val = at::where(better, val.detach(), best_val);
-      best = at::where(better.unsqueeze(1), xv.detach(), best);
-    }
-    if (s == steps || (best_val <= 0).any().item<bool>()) break;
-    at::Tensor g = torch::autograd::grad({val.sum()}, {xv})[0];
-    at::NoGradGuard no_grad;
-    x = at::max(at::min(xv.detach() - eta * width * g.sign(), xu), xl);  // x <- clip(x - eta w sign(grad))
-    eta *= ratio;
-  }
-  return best;
+  BatchFn f = [&](const at::Tensor& x) { return net.forward(x); };
+  // steps from 1/4 of each box's width down to 1/100 of it, one box per row
+  return pgd_rows(f, xl, xu, start, c, rhs, steps, 0.25, 0.04).x;
 }
 
 }  // namespace tessera::lirpa::detail

@@ -1,7 +1,7 @@
 // Input-splitting branch and bound: a stack of boxes, processed in large batches (the
 // most recently split, worst-bounded boxes first: depth first, so the stack stays small).
-// Each box of a batch is bisected along the better of its two largest-smear dimensions (both
-// tried); all children are bounded at once by bound_input_boxes (forward linear bounds and
+// Each box of a batch is bisected along the best of its (up to five) largest-smear dimensions
+// (all tried); all children are bounded at once by bound_input_boxes (forward linear bounds and
 // backward CROWN of the unstable neurons, intersected); verified children are dropped; the
 // minimising vertex of every unverified child is tried as a counterexample, a few PGD steps
 // run inside the worst children of every batch, and PGD on the whole region from the worst
@@ -126,9 +126,13 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 }
 
 /// The children of each box (bisected along one dimension; they cover the box) with their
-/// bounds. The kCandidates dimensions with the largest smear |a_i| (u_i - l_i) are each
-/// tried, and the one whose worse child has the best bound wins.
-constexpr int64_t kCandidates = 2;
+/// bounds. The kCandidates dimensions with the largest smear |a_i| (u_i - l_i) (all five of
+/// ACAS Xu's) are each tried, and the one whose worse child has the best bound wins. Trying
+/// only the two largest-smear dimensions was measured worse (bench/RESULTS.md, 2026-11-30
+/// 09:37): the layer bounds are not monotone in the box (CROWN's adaptive slopes flip), so
+/// the smear misleads, and 5_5, 4_7, 3_3 prop_1 needed >2000 boxes instead of 107-853. Not
+/// uniformly better: 4_3 and 3_6 prop_1 (141 and 953 boxes with two) time out with five.
+constexpr int64_t kCandidates = 5;
 
 std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
                                                         const at::Tensor& xu, const at::Tensor& smear) {
@@ -193,6 +197,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
       if (secs < 0.05 && batch < 8192) batch *= 2;
       if (secs > 0.2 && batch > 64) batch /= 2;
     }
+    if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;  // not timed above
     if (Clock::now() - last_report > std::chrono::seconds(1)) {
       report(ctx, pool.size(), out.visited, pool.min_score());
       last_report = Clock::now();
