@@ -7,6 +7,7 @@
 
 #include <numeric>
 
+#include "lirpa/mpi/shard_checks.h"
 #include "lirpa/random_nets.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
@@ -15,6 +16,8 @@
 
 namespace tessera::lirpa {
 namespace {
+
+using testing::expect_same_on_every_rank;
 
 using Builder = std::string (*)();
 
@@ -27,12 +30,6 @@ std::string residual() { return testing::random_residual(8); }
 std::string same_everywhere(Builder build, int64_t seed) {
   at::manual_seed(seed);
   return build();
-}
-
-void expect_same_on_every_rank(const at::Tensor& t, dist::Communicator& comm) {
-  at::Tensor root = t.clone();
-  comm.broadcast(root, 0);
-  EXPECT_TRUE(at::equal(root, t)) << "rank " << comm.rank() << " differs from rank 0";
 }
 
 class ShardedBounds : public ::testing::TestWithParam<std::tuple<Builder, Method>> {};

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "lirpa/bound_state.h"
+#include "lirpa/mpi/shard_checks.h"
 #include "lirpa/random_nets.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
@@ -18,18 +19,14 @@
 namespace tessera::lirpa {
 namespace {
 
+using testing::expect_same_on_every_rank;
+
 using Builder = std::string (*)();
 
 std::string mlp() { return testing::random_mlp(6, {40, 100, 30}, 4, "Relu"); }
 std::string cnn() { return testing::random_cnn("MaxPool"); }
 std::string conv_chain() { return testing::random_conv_chain(); }
 std::string residual() { return testing::random_residual(8); }
-
-void expect_same_on_every_rank(const at::Tensor& t, dist::Communicator& comm) {
-  at::Tensor root = t.clone();
-  comm.broadcast(root, 0);
-  EXPECT_TRUE(at::equal(root, t)) << "rank " << comm.rank() << " differs from rank 0";
-}
 
 double relative_difference(const at::Tensor& a, const at::Tensor& b) {
   return ((a - b).abs() / (1 + b.abs())).max().item<double>();

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "lirpa/mpi/shard_checks.h"
 #include "lirpa/random_nets.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
@@ -17,6 +18,11 @@
 namespace tessera::lirpa {
 namespace {
 
+using testing::Box;
+using testing::box;
+using testing::expect_sound;
+using testing::rel_difference;
+
 /// The same random layers on every rank (seeded per layer).
 MlpLayerFn layers(int64_t seed) {
   return [seed](int k, int64_t n_in, int64_t n_out) {
@@ -24,35 +30,6 @@ MlpLayerFn layers(int64_t seed) {
     return std::pair{at::normal(0.0, 1.0 / std::sqrt(double(n_in)), {n_out, n_in}, gen, at::kDouble),
                      at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
   };
-}
-
-double rel_difference(const BoundsResult& a, const BoundsResult& b) {
-  double scale = 1 + std::max(a.lower.abs().max().item<double>(), a.upper.abs().max().item<double>());
-  return std::max((a.lower - b.lower).abs().max().item<double>(), (a.upper - b.upper).abs().max().item<double>()) /
-         scale;
-}
-
-/// Random points and box corners: every output inside the bounds.
-void expect_sound(const Graph& g, const BoundsResult& r, const at::Tensor& lo, const at::Tensor& hi,
-                  const at::Tensor& c, const std::string& what) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(99);
-  at::Tensor x = lo + (hi - lo) * at::rand({2000, lo.numel()}, gen, at::kDouble);
-  x = at::cat({x, at::where(at::rand({200, lo.numel()}, gen, at::kDouble) > 0.5, hi, lo)});
-  at::Tensor y = g.forward(x, at::kDouble);
-  if (c.defined()) y = at::matmul(y, c.t());
-  const double tol = 1e-9 * (1 + y.abs().max().item<double>());
-  EXPECT_TRUE((r.lower <= std::get<0>(y.min(0)) + tol).all().item<bool>()) << what << ": a sample below the lower bound";
-  EXPECT_TRUE((r.upper >= std::get<0>(y.max(0)) - tol).all().item<bool>()) << what << ": a sample above the upper bound";
-}
-
-struct Box {
-  at::Tensor lo, hi;
-};
-
-Box box(int64_t n, double eps) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  at::Tensor centre = at::rand({n}, gen, at::kDouble);
-  return {centre - eps, centre + eps};
 }
 
 TEST(TpPlan, PairsLinearReluLinearIntoZones) {

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "lirpa/mpi/shard_checks.h"
 #include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/mlp_builder.h"
@@ -17,34 +18,10 @@
 namespace tessera::lirpa {
 namespace {
 
-double rel_difference(const BoundsResult& a, const BoundsResult& b) {
-  double scale = 1 + std::max(a.lower.abs().max().item<double>(), a.upper.abs().max().item<double>());
-  return std::max((a.lower - b.lower).abs().max().item<double>(), (a.upper - b.upper).abs().max().item<double>()) /
-         scale;
-}
-
-/// `n` random points and n / 10 random corners of the box: every output inside the bounds.
-void expect_sound(const Graph& g, const BoundsResult& r, const at::Tensor& lo, const at::Tensor& hi,
-                  const std::string& what, int64_t n_points = 3000) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(99);
-  const int64_t n = lo.numel();
-  at::Tensor x = lo + (hi - lo) * at::rand({n_points, n}, gen, at::kDouble);
-  x = at::cat({x, at::where(at::rand({n_points / 10, n}, gen, at::kDouble) > 0.5, hi, lo)});
-  at::Tensor y = g.forward(x, at::kDouble);
-  const double tol = 1e-9 * (1 + y.abs().max().item<double>());
-  EXPECT_TRUE((r.lower <= std::get<0>(y.min(0)) + tol).all().item<bool>()) << what << ": a sample below the lower bound";
-  EXPECT_TRUE((r.upper >= std::get<0>(y.max(0)) - tol).all().item<bool>()) << what << ": a sample above the upper bound";
-}
-
-struct Box {
-  at::Tensor lo, hi;
-};
-
-Box box(int64_t n, double eps) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  at::Tensor centre = at::rand({n}, gen, at::kDouble);
-  return {centre - eps, centre + eps};
-}
+using testing::Box;
+using testing::box;
+using testing::expect_sound;
+using testing::rel_difference;
 
 struct Cnn {
   std::string name;
@@ -77,14 +54,14 @@ TEST_P(TpConvMatches, ForwardIbpAndCrownOfOneProcessAndSound) {
     BoundsResult many = tp_compute_bounds(tp, b.lo, b.hi, o);
     EXPECT_LT(rel_difference(one, many), 1e-9) << c.name << " " << method_name(m) << " at " << comm->size()
                                                 << " ranks";
-    expect_sound(g, many, b.lo, b.hi, c.name + " " + method_name(m));
+    expect_sound(g, many, b.lo, b.hi, {}, c.name + " " + method_name(m), 3000);
   }
   // zone-local intermediate bounds: sound (looser on two zones)
   BoundOptions crown;
   crown.method = Method::Crown;
   TpOptions local;
   local.local_intermediate = true;
-  expect_sound(g, tp_compute_bounds(tp, b.lo, b.hi, crown, {}, local), b.lo, b.hi, c.name + " local");
+  expect_sound(g, tp_compute_bounds(tp, b.lo, b.hi, crown, {}, local), b.lo, b.hi, {}, c.name + " local", 3000);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -132,7 +109,7 @@ TEST(TpConv, CifarNetworkFromSharedDataSplitsAndMatchesIbp) {
   BoundsResult one = compute_bounds(g, c.lower, c.upper, o);
   BoundsResult many = tp_compute_bounds(tp, c.lower, c.upper, o);
   EXPECT_LT(rel_difference(one, many), 1e-9) << "ibp at " << comm->size() << " ranks";
-  expect_sound(g, many, c.lower.reshape({-1}), c.upper.reshape({-1}), "cifar ibp", 500);
+  expect_sound(g, many, c.lower.reshape({-1}), c.upper.reshape({-1}), {}, "cifar ibp", 500);
 }
 
 }  // namespace
