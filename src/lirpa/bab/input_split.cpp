@@ -126,13 +126,14 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 }
 
 /// The children of each box (bisected along one dimension; they cover the box) with their
-/// bounds. The kCandidates dimensions with the largest smear |a_i| (u_i - l_i) (all five of
-/// ACAS Xu's) are each tried, and the one whose worse child has the best bound wins. Trying
-/// only the two largest-smear dimensions was measured worse (bench/RESULTS.md, 2026-11-30
-/// 09:37): the layer bounds are not monotone in the box (CROWN's adaptive slopes flip), so
-/// the smear misleads, and 5_5, 4_7, 3_3 prop_1 needed >2000 boxes instead of 107-853. Not
-/// uniformly better: 4_3 and 3_6 prop_1 (141 and 953 boxes with two) time out with five.
-constexpr int64_t kCandidates = 5;
+/// bounds. The kCandidates dimensions with the largest smear |a_i| (u_i - l_i) are each
+/// tried, and the one whose worse child has the best bound wins. All five of ACAS Xu's
+/// dimensions as candidates was measured (bench/RESULTS.md, 2026-11-30): it decides 5_5, 2_8,
+/// 5_7 prop_1 (2.3-4.8 s) but loses instances two candidates decide in 3.5-6.2 s (2_1, 2_2
+/// prop_3, 1_1 prop_4, 1_7 prop_2, 3_6, 4_3 prop_1: timeouts at 116 s), so two it is: the
+/// layer bounds are not monotone in the box (CROWN's adaptive slopes flip), and no split
+/// choice tried is better on every instance.
+constexpr int64_t kCandidates = 2;
 
 std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
                                                         const at::Tensor& xu, const at::Tensor& smear) {
