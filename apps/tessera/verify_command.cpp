@@ -1,10 +1,12 @@
 // `tessera verify MODEL PROPERTY [--timeout S] [--results FILE] [--config FILE.yaml] [--quiet]
-// [--shard none|fsdp|fsdp+state] [--json FILE]`: decide a VNN-LIB property. The last line of
+// [--shard none|fsdp|fsdp+state|tp] [--json FILE]`: decide a VNN-LIB property. The last line of
 // standard output is the verdict (sat, unsat, timeout or unknown); progress goes to standard
 // error. Exit code 0 for every verdict. The timeout counts from the process start and is kept
 // within a second by a watchdog. Under mpirun with `--shard fsdp` every rank keeps 1/P of
 // the weights and does the same work; with `fsdp+state` ReLU-splitting branch and bound
-// also splits each batch of sub-domains across the ranks. Rank 0 answers.
+// also splits each batch of sub-domains across the ranks; with `tp` the Linear/Conv/ReLU chain
+// is split into column/row zones and every pass (attack, CROWN, ReLU-splitting branch and
+// bound) is a tensor-parallel one. Rank 0 answers.
 
 #include <ATen/ATen.h>
 
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "allocator_tuning.h"
 #include "commands.h"
@@ -24,6 +27,7 @@
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
+#include "tessera/lirpa/tensor_parallel.h"
 #include "tessera/lirpa/verify.h"
 #include "tessera/lirpa/vnnlib.h"
 
@@ -77,9 +81,6 @@ int run_verify(const VerifyCli& o) {
   auto comm = dist::world();
   const bool root = comm->rank() == 0;
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
-  TESSERA_CHECK(shard != lirpa::ShardMode::Tp, InvalidInput,
-                "verify --shard tp is not implemented (tensor parallelism bounds only: tessera bounds --shard tp); "
-                "use --shard none, fsdp or fsdp+state");
   lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
   if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.
@@ -99,13 +100,19 @@ int run_verify(const VerifyCli& o) {
   });
   const bool sharded = (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState) && comm->size() > 1;
   opt.shard_state = shard == lirpa::ShardMode::FsdpState;  // batches of sub-domains split across ranks
-  lirpa::Graph g = load_model(o.model, sharded ? comm : nullptr);
+  std::optional<lirpa::Graph> g = load_model(o.model, sharded ? comm : nullptr);
   lirpa::Property p = lirpa::load_vnnlib(o.property);
-  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
+  lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
+  std::optional<lirpa::TpNetwork> tp;
+  if (shard == lirpa::ShardMode::Tp) {
+    tp.emplace(lirpa::tp_from_graph(*g, comm));  // this rank's blocks only
+    g.reset();                                   // the whole model is released
+  }
   lirpa::ProgressFn progress;
   if (!o.quiet && root) progress = print_progress;
   core::MemoryPhase phase("verify");  // baseline: the model (or its shard) loaded
-  lirpa::VerifyResult r = lirpa::verify(g, p, opt, progress, sharded ? comm : nullptr);
+  lirpa::VerifyResult r = tp ? lirpa::tp_verify(*tp, p, opt, progress)
+                             : lirpa::verify(*g, p, opt, progress, sharded ? comm : nullptr);
   core::PhaseRecord mem = phase.finish();
   std::vector<int64_t> baseline = per_rank(*comm, mem.baseline_bytes), peak = per_rank(*comm, mem.peak_bytes);
   watchdog.claim();
@@ -129,7 +136,8 @@ void add_verify_command(CLI::App& app, CommandBody& body) {
   cmd->add_flag("--quiet", o->quiet, "no progress on standard error");
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use) or fsdp+state "
-                                       "(also: ReLU branch and bound splits each batch of sub-domains across ranks)");
+                                       "(also: ReLU branch and bound splits each batch of sub-domains across ranks) or tp "
+                                       "(tensor parallelism: weights split by neurons, every pass a TP one)");
   cmd->add_option("--json", o->json, "also write the verdict, domain count and per-rank memory as JSON here");
   cmd->callback([o, &body] { body = [o] { return run_verify(*o); }; });
 }

@@ -39,6 +39,7 @@
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/graph.h"
 #include "tessera/lirpa/mlp_builder.h"
+#include "tessera/lirpa/verify.h"
 
 namespace tessera::dist {
 class Communicator;
@@ -80,6 +81,7 @@ class TpNetwork {
 
   const std::vector<TpLayer>& layers() const { return layers_; }
   dist::Communicator& comm() const { return *comm_; }
+  const std::shared_ptr<dist::Communicator>& shared_comm() const { return comm_; }
   int64_t input_size() const { return layers_.front().in_features; }
   int64_t output_size() const { return layers_.back().out_features; }
   /// Block of neurons [offset, offset + count) of this rank for a layer of `n` neurons.
@@ -122,5 +124,15 @@ struct TpOptions {
 BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, const at::Tensor& upper,
                                const BoundOptions& options, const at::Tensor& c = {},
                                const TpOptions& tp = {});
+
+/// Collective: complete verification of `property` on a TP network, the same result on
+/// every rank (`verify` with every pass a TP one): PGD attack through a TP forward pass,
+/// CROWN (tp_compute_bounds) on the specification rows, then ReLU-splitting branch and bound
+/// whose sub-domains are bounded by TP CROWN with the split neurons' bounds clamped (each
+/// rank keeps its blocks of every domain's bounds and splits; no beta multipliers, so a
+/// sub-domain with every ReLU split can stay unproven: `unknown`). Every clock decision is
+/// rank 0's. Input splitting (`bab.split: input`) throws Unsupported.
+VerifyResult tp_verify(const TpNetwork& net, const Property& property, const VerifyOptions& options,
+                       const ProgressFn& progress = {});
 
 }  // namespace tessera::lirpa

@@ -75,6 +75,9 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
 /// Checks a candidate input: the index (case, disjunct) of an output conjunction its
 /// forward pass (float64) satisfies while x lies in that case's box, or nothing.
 std::optional<Counterexample> check_counterexample(const Graph& graph, const Property& property, const at::Tensor& x);
+/// The same check for outputs `y` = f(x) computed elsewhere (a sharded forward pass).
+std::optional<Counterexample> check_counterexample_outputs(const Property& property, const at::Tensor& x,
+                                                           const at::Tensor& y);
 
 /// The VNN-COMP results text: the verdict line and, for sat, `((X_0 v)\n (X_1 v) ... (Y_0 v) ...)`.
 std::string results_text(const VerifyResult& result);

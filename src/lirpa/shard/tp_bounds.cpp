@@ -19,14 +19,6 @@
 namespace tessera::lirpa::detail {
 namespace {
 
-/// Rank 0's copy of `t` on every rank (replicated values stay bitwise equal, so that
-/// every rank takes the same branches and calls the same collectives).
-at::Tensor same_everywhere(dist::Communicator& comm, const at::Tensor& t) {
-  at::Tensor c = t.contiguous().clone();
-  comm.broadcast(c, 0);
-  return c;
-}
-
 /// Rows [e_idx; -e_idx] over a node of n neurons.
 APtr both_sides(int64_t n, const at::Tensor& idx) {
   const int64_t m = idx.numel();
@@ -81,6 +73,22 @@ BoundsResult apply_spec(const Interval& y, const at::Tensor& c, at::ScalarType d
 
 }  // namespace
 
+at::Tensor same_everywhere(dist::Communicator& comm, const at::Tensor& t) {
+  at::Tensor c = t.contiguous().clone();
+  comm.broadcast(c, 0);
+  return c;
+}
+
+void tp_hidden_bounds(const TpNetwork& net, TpState& st, bool ibp, const TpOptions& tp, int first,
+                      const TpClamp& clamp) {
+  const int last = static_cast<int>(net.layers().size()) - 1;
+  st.pre.resize(static_cast<size_t>(first));
+  for (int k = first; k < last; ++k) {
+    st.pre.push_back(ibp || k == 0 ? tp_layer_ibp(net, st, k) : intermediate(net, st, k, tp));
+    if (clamp) clamp(k, st.pre.back());
+  }
+}
+
 Interval tp_layer_ibp(const TpNetwork& net, const TpState& st, int k) {
   const TpLayer& l = net.layers()[k];
   const Interval in = tp_layer_input(st, k);
@@ -119,10 +127,7 @@ BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, co
   st.dtype = options.dtype;
   st.box = {lower.to(st.dtype).reshape({1, -1}), upper.to(st.dtype).reshape({1, -1})};
   const int last = static_cast<int>(net.layers().size()) - 1;
-  for (int k = 0; k < last; ++k) {
-    if (options.method == Method::Ibp || k == 0) st.pre.push_back(detail::tp_layer_ibp(net, st, k));
-    else st.pre.push_back(detail::intermediate(net, st, k, tp));
-  }
+  detail::tp_hidden_bounds(net, st, options.method == Method::Ibp, tp);
   if (options.method == Method::Ibp) {
     Interval y = detail::tp_layer_ibp(net, st, last);
     return detail::apply_spec({detail::same_everywhere(net.comm(), y.lower),

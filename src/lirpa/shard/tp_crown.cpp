@@ -33,13 +33,15 @@ Interval tp_layer_input(const TpState& st, int k) {
   return {p.lower.clamp_min(0), p.upper.clamp_min(0)};  // relu is monotone
 }
 
-at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int stop, const APtr& a, bool owned) {
+at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int stop, const APtr& a, bool owned,
+                          TpPassRows* keep) {
   const auto& layers = net.layers();
   dist::Communicator& comm = net.comm();
   static const std::shared_ptr<const BoundOp> relu = make_relu();
   const OpEnv env{no_params(), st.dtype};
   const auto zeros = [&](int64_t n) { return at::zeros({n}, at::TensorOptions().dtype(st.dtype)); };
   APtr rows = a;
+  if (keep) keep->lambda.assign(static_cast<size_t>(k), at::Tensor());
   at::Tensor bias_own = zeros(a->rows());  // constants of this rank's own rows
   at::Tensor bias_rep, bias_part;          // shared rows: equal on every rank / partial sums
   std::vector<int64_t> counts;             // own rows of every rank, once gathered
@@ -69,6 +71,7 @@ at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int st
     if (j > stop && layers[j - 1].relu && rows->rows() == 0) {
       // no rows on this rank (no unstable neurons in its block): a ReLU keeps the width
     } else if (j > stop && layers[j - 1].relu) {
+      if (keep) keep->lambda[j - 1] = rows->dense(st.dtype).reshape({rows->rows(), -1});  // coefficients of relu(z_{j-1})
       BackwardContext ctx;
       ctx.input_bounds = {st.pre[j - 1]};  // local block for a column layer's neurons
       Backward back = relu->backward(env, rows, ctx);
@@ -81,6 +84,7 @@ at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int st
     }
   }
   const Interval in = tp_layer_input(st, stop);
+  if (keep && stop == 0) keep->input = rows->dense(st.dtype).reshape({rows->rows(), -1});
   at::Tensor lb = rows->rows() == 0 ? zeros(0) : rows->concretize_lower(in.lower[0], in.upper[0]);  // min over the box
   if (owned) return bias_own + lb;
   bias_part = bias_part.contiguous();

@@ -3,6 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -58,12 +59,40 @@ Interval tp_layer_input(const TpState& st, int k);
 /// IBP of layer k from `tp_layer_input` (collective for a row layer: one all-reduce).
 Interval tp_layer_ibp(const TpNetwork& net, const TpState& st, int k);
 
+/// The linear coefficients a backward pass leaves on the way (for branching and attacks).
+struct TpPassRows {
+  /// Per hidden layer j: the rows' coefficients of relu(z_j) ([S, this rank's neurons of z_j]).
+  std::vector<at::Tensor> lambda;
+  at::Tensor input;  ///< [S, n_in]: the rows' coefficients of the network input (stop = 0)
+};
+
 /// CROWN: lower bounds of rows `a` (node shape {n}) over the output of layer k, pulled back
 /// through layers k, ..., `stop` and concretised over layer `stop`'s input bounds.
 /// `owned`: `a` are this rank's own rows over a column layer's local block (the rows of
 /// every rank are gathered before a row layer; each rank gets its own rows' bounds);
 /// otherwise every rank passes the same rows over a replicated output and gets all bounds.
-/// Collective.
-at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int stop, const APtr& a, bool owned);
+/// `keep` (optional, shared rows only): receives the coefficients met on the way. Collective.
+at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int stop, const APtr& a, bool owned,
+                          TpPassRows* keep = nullptr);
+
+/// y = f(x) [N, out] in float64, the same on every rank, with a gradient reaching x [N, in]:
+/// the backward pass pulls the gradient back through each rank's blocks (one all-reduce per
+/// column layer), so PGD can attack a TP network. Collective, and so is its backward (every
+/// rank must run it).
+at::Tensor tp_forward_differentiable(const TpNetwork& net, const at::Tensor& x);
+
+/// Rank 0's copy of `t` on every rank (replicated values stay bitwise equal, so that every
+/// rank takes the same branches and calls the same collectives). Collective.
+at::Tensor same_everywhere(dist::Communicator& comm, const at::Tensor& t);
+
+/// Tightens hidden layer k's bounds before later layers use them (ReLU split constraints,
+/// a parent domain's bounds); called on every rank with its own block of the layer.
+using TpClamp = std::function<void(int k, Interval& pre)>;
+
+/// Pre-activation bounds of the hidden layers `first`, ..., L-2 appended to `st.pre` (which
+/// holds those of the layers before `first`): IBP when `ibp`, else as tp_compute_bounds's
+/// CROWN; each layer's bounds pass through `clamp` (when set). Collective.
+void tp_hidden_bounds(const TpNetwork& net, TpState& st, bool ibp, const TpOptions& tp, int first = 0,
+                      const TpClamp& clamp = {});
 
 }  // namespace tessera::lirpa::detail

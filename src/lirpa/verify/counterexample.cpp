@@ -28,8 +28,15 @@ std::optional<Counterexample> check_counterexample(const Graph& graph, const Pro
   TESSERA_CHECK(xd.numel() == graph.input_size(), DimensionMismatch, "counterexample has ", xd.numel(),
                 " values, the network takes ", graph.input_size());
   if (!at::isfinite(xd).all().item<bool>()) return std::nullopt;
-  at::Tensor y = graph.forward(xd.unsqueeze(0), at::kDouble).reshape({-1});  // y = f(x)
-  if (!at::isfinite(y).all().item<bool>()) return std::nullopt;
+  return check_counterexample_outputs(property, xd, graph.forward(xd.unsqueeze(0), at::kDouble));  // y = f(x)
+}
+
+std::optional<Counterexample> check_counterexample_outputs(const Property& property, const at::Tensor& x,
+                                                           const at::Tensor& y_of_x) {
+  at::NoGradGuard no_grad;
+  at::Tensor xd = x.detach().to(at::kDouble).reshape({-1}).contiguous();
+  at::Tensor y = y_of_x.detach().to(at::kDouble).reshape({-1}).contiguous();
+  if (!at::isfinite(xd).all().item<bool>() || !at::isfinite(y).all().item<bool>()) return std::nullopt;
   for (size_t c = 0; c < property.cases.size(); ++c) {
     const PropertyCase& pc = property.cases[c];
     // x in the box: lower <= x <= upper, exactly
