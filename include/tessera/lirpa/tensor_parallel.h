@@ -14,14 +14,17 @@
 /// the zone's output is the sum of the ranks' partial products (one all-reduce). A Linear
 /// that does not start a zone (the last one of an odd count) is replicated.
 ///
-/// Bounds (IBP, CROWN) are sound for any P. IBP is the single-process IBP up to the order
+/// Bounds (IBP, CROWN, alpha-CROWN) are sound for any P. IBP is the single-process IBP up to the order
 /// of the sums. CROWN computes every intermediate bound by CROWN back to the network input,
 /// as one process does, crossing zones with collectives (rows over replicated neurons:
 /// all-reduce of the partial A matrices at each zone input; rows over a rank's own hidden
 /// neurons: an all-gather of the rows before the previous zone and a reduce-scatter of the
 /// result), so CROWN matches one process up to rounding. `TpOptions::local_intermediate`
 /// instead bounds each zone's hidden neurons by IBP over the zone's input box (no
-/// communication of A matrices, looser on multi-zone models).
+/// communication of A matrices, looser on multi-zone models). alpha-CROWN optimises the
+/// lower ReLU slopes of the final backward pass (per row and neuron; a column layer's slopes
+/// live on the rank of its neurons) by Adam with `AlphaOptions`, the intermediate bounds
+/// staying TP CROWN's: on one zone it is the single-process alpha-CROWN up to rounding.
 ///
 /// @code
 ///   auto comm = tessera::dist::world();
@@ -80,6 +83,7 @@ class TpNetwork {
 
   const std::vector<TpLayer>& layers() const { return layers_; }
   dist::Communicator& comm() const { return *comm_; }
+  const std::shared_ptr<dist::Communicator>& comm_ptr() const { return comm_; }
   int64_t input_size() const { return layers_.front().in_features; }
   int64_t output_size() const { return layers_.back().out_features; }
   /// Block of neurons [offset, offset + count) of this rank for a layer of `n` neurons.
@@ -118,7 +122,8 @@ struct TpOptions {
 };
 
 /// Collective: bounds of `c y` (c: [K, out]; undefined = identity) over lower <= x <= upper,
-/// the same on every rank. IBP and CROWN; alpha-CROWN throws Unsupported.
+/// the same on every rank. IBP, CROWN and alpha-CROWN (final-pass slopes only; the
+/// intermediate bounds are TP CROWN's, or local with `tp.local_intermediate`).
 BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, const at::Tensor& upper,
                                const BoundOptions& options, const at::Tensor& c = {},
                                const TpOptions& tp = {});
