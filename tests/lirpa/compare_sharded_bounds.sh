@@ -5,15 +5,11 @@
 # only moves weights; fsdp+state: exactly for ibp and crown, whose rows are computed as in
 # one process, to 1e-6 relative for alpha-crown, whose slope gradients are summed over
 # ranks in another order; tp: to 1e-6 relative, since it sums the blocks' partial products
-# in another order) and each rank's baseline is below the single process's. tp with
-# alpha-crown: the reference is `--shard tp` in one process (TP alpha-CROWN keeps the
-# intermediate bounds of TP CROWN, where one process's alpha-CROWN also optimises them).
+# in another order) and each rank's baseline is below the single process's.
 set -euo pipefail
 mode=$1; shift
 source "$(dirname "$0")/../mpirun_args.sh"
-reference=()
-if [[ $mode == tp && " $* " == *" alpha-crown "* ]]; then reference=(--shard tp); fi
-single=$("$tessera" bounds "$@" --json "${reference[@]}")
+single=$("$tessera" bounds "$@" --json)
 echo "1 process: $single"
 multi=$("${mpirun[@]}" -np 2 "$tessera" bounds "$@" --json --shard "$mode")
 echo "2 ranks:   $multi"

@@ -1,9 +1,14 @@
-// alpha-CROWN on a tensor-parallel chain. The lower slopes of the unstable ReLUs in the
-// final backward pass become parameters in [0, 1], one per row and neuron, optimised by
-// Adam on the gradient of the bound, starting from CROWN's slopes; the best bound per row is
-// kept (the options and their meaning are the single-process alpha-CROWN's). A column
-// layer's hidden neurons live on one rank and so do their slopes: the optimisation state is
-// sharded with the layers. The intermediate bounds stay the TP CROWN (or zone-local) ones.
+// alpha-CROWN on a tensor-parallel chain. The lower slopes of the unstable ReLUs become
+// parameters in [0, 1], one set per backward pass and per row and neuron, optimised by Adam
+// on the gradient of the final bound, starting from CROWN's slopes; the best bound per row is
+// kept (the options and their meaning are the single-process alpha-CROWN's). The passes: the
+// final one (the specification's rows), and one per layer whose neurons are whole on every
+// rank (a row or replicated layer followed by a ReLU: rows [e_i; -e_i] over its unstable
+// neurons, whose bounds each step recomputes with their own slopes and replaces, as one
+// process does). A column layer's hidden neurons, whose bounds stay TP CROWN's (the rows of
+// every rank would cross ranks), live on one rank and so do their slopes in every pass: the
+// optimisation state is sharded with the layers. With zone-local intermediate bounds only the
+// final pass is optimised.
 //
 // The pass crosses ranks only at a column layer, by one differentiable all-reduce of the
 // partial rows and constants (its backward is an all-reduce of the gradient), so every rank's
@@ -31,12 +36,12 @@ const ParamStore& no_params() {
   return store;
 }
 
-/// Lower bounds [S] of the rows `c_rows` [S, out] over the network's output with the slopes
-/// `alpha` (layer k -> [S, local neurons of layer k]), differentiable in the slopes.
+/// Lower bounds [S] of the rows `c_rows` [S, out] over layer `top`'s (whole) output with the
+/// slopes `alpha` (layer k -> [S, local neurons of layer k]), differentiable in the slopes.
 /// `anchor`: a zero that requires grad, added to every all-reduce's input, so that each rank
 /// takes part in each backward all-reduce even when its block is empty. Collective: one
 /// all-reduce per column layer.
-at::Tensor alpha_pass(const TpNetwork& net, const TpState& st, const at::Tensor& c_rows,
+at::Tensor alpha_pass(const TpNetwork& net, const TpState& st, int top, const at::Tensor& c_rows,
                       const std::map<int, at::Tensor>& alpha, const at::Tensor& anchor) {
   static const std::shared_ptr<const BoundOp> relu = make_relu();
   const auto& layers = net.layers();
@@ -45,7 +50,7 @@ at::Tensor alpha_pass(const TpNetwork& net, const TpState& st, const at::Tensor&
   APtr rows = DenseA::make(c_rows);
   at::Tensor bias_rep = at::zeros({s}, c_rows.options());   // equal on every rank
   at::Tensor bias_part = at::zeros({s}, c_rows.options());  // this rank's share of a zone's constants
-  for (int j = static_cast<int>(layers.size()) - 1; j >= 0; --j) {
+  for (int j = top; j >= 0; --j) {
     const TpLayer& l = layers[j];
     const bool column = l.split == TpSplit::Column;
     at::Tensor& bias_lin = column ? bias_part : bias_rep;
@@ -88,22 +93,71 @@ bool any_stops(dist::Communicator& comm, const AlphaOptions& o) {
   return flag.item<double>() > 0;
 }
 
+/// One backward pass: from layer `top`'s output, rows over the unstable neurons `idx` (an
+/// intermediate pass, [e_idx; -e_idx]) or the specification's `rows` (idx undefined).
+struct Pass {
+  int top;
+  at::Tensor idx;
+  int64_t rows;
+};
+
+using Key = std::pair<int, int>;  // (pass top, ReLU layer)
+
+/// The intermediate passes: each layer k >= 1 whose neurons are whole on every rank (not
+/// column-split) with a ReLU after it and unstable neurons (equal on every rank).
+std::vector<Pass> plan_passes(const TpNetwork& net, const TpState& st, bool intermediate) {
+  std::vector<Pass> passes;
+  const auto& layers = net.layers();
+  for (int k = 1; intermediate && k + 1 < static_cast<int>(layers.size()); ++k) {
+    if (!layers[k].relu || layers[k].split == TpSplit::Column) continue;
+    const Interval& b = st.pre[k];
+    at::Tensor idx = at::nonzero((b.lower < 0).logical_and(b.upper > 0).reshape({-1})).reshape({-1});
+    if (idx.numel() > 0) passes.push_back({k, idx, 2 * idx.numel()});
+  }
+  return passes;
+}
+
+/// CROWN's slopes for every (pass, ReLU below its top): [rows, local neurons].
+std::map<Key, at::Tensor> initial_slopes(const TpNetwork& net, const TpState& st, const std::vector<Pass>& passes) {
+  static const std::shared_ptr<const BoundOp> relu = make_relu();
+  std::map<Key, at::Tensor> alphas;
+  for (const Pass& pass : passes)
+    for (int k = 0; k < pass.top; ++k) {
+      at::Tensor init = relu->initial_alpha(st.pre[k]).to(st.dtype);  // [1, n]
+      alphas[{pass.top, k}] = init.expand({pass.rows, init.size(1)}).contiguous();
+    }
+  return alphas;
+}
+
+/// Rows [e_idx; -e_idx] over a layer of n neurons, dense [2 |idx|, n].
+at::Tensor unit_rows(const at::Tensor& idx, int64_t n, at::ScalarType dtype) {
+  const int64_t m = idx.numel();
+  at::Tensor a = at::zeros({2 * m, n}, at::TensorOptions().dtype(dtype));
+  at::Tensor r = at::arange(m, at::kLong);
+  a.index_put_({r, idx}, at::ones({m}, a.options()));
+  a.index_put_({r + m, idx}, -at::ones({m}, a.options()));
+  return a;
+}
+
+/// `base` with the neurons idx replaced by the pass's bounds: l = lb[:m], u = -lb[m:].
+Interval replaced(const Interval& base, const at::Tensor& idx, const at::Tensor& lb) {
+  const int64_t m = idx.numel();
+  at::Tensor l = base.lower.reshape({-1}).index_put({idx}, lb.slice(0, 0, m));
+  at::Tensor u = base.upper.reshape({-1}).index_put({idx}, -lb.slice(0, m));
+  return {l.reshape(base.lower.sizes()), u.reshape(base.upper.sizes())};
+}
+
 }  // namespace
 
 at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Tensor& c_rows,
-                          const AlphaOptions& options, int& iterations) {
+                          const AlphaOptions& options, bool intermediate, int& iterations) {
   at::AutoGradMode grad_mode(true);
   dist::Communicator& comm = net.comm();
-  const auto& layers = net.layers();
-  std::map<int, at::Tensor> alphas;  // layer -> [S, local neurons], CROWN's slopes to start
-  std::map<int, bool> whole;         // layer -> slopes held whole on every rank
-  static const std::shared_ptr<const BoundOp> relu = make_relu();
-  for (int k = 0; k + 1 < static_cast<int>(layers.size()); ++k) {
-    at::Tensor init = relu->initial_alpha(st.pre[k]).to(st.dtype);  // [1, n]
-    alphas[k] = init.expand({c_rows.size(0), init.size(1)}).contiguous();
-    whole[k] = layers[k].split != TpSplit::Column;
-  }
-  std::map<int, AdamSlot> slots;
+  const int last = static_cast<int>(net.layers().size()) - 1;
+  std::vector<Pass> passes = plan_passes(net, st, intermediate);
+  passes.push_back({last, at::Tensor(), c_rows.size(0)});
+  std::map<Key, at::Tensor> alphas = initial_slopes(net, st, passes);
+  std::map<Key, AdamSlot> slots;
   for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
   const double loss_weight = comm.rank() == 0 ? 1.0 : 0.0;  // the loss counts once
   at::Tensor best;
@@ -111,10 +165,23 @@ at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Ten
   int stall = 0;
   iterations = 0;
   for (int it = 0; it <= options.iterations; ++it) {
-    std::map<int, at::Tensor> params;
+    std::map<Key, at::Tensor> params;
     for (auto& [k, t] : alphas) params[k] = t.detach().requires_grad_(true);
     at::Tensor anchor = at::zeros({}, c_rows.options()).requires_grad_(true);
-    at::Tensor lb = alpha_pass(net, st, c_rows, params, anchor);
+    TpState cur = st;  // intermediate bounds of this step's slopes
+    at::Tensor lb;
+    for (const Pass& pass : passes) {
+      std::map<int, at::Tensor> slopes;
+      for (auto& [k, t] : params)
+        if (k.first == pass.top) slopes[k.second] = t;
+      if (pass.idx.defined()) {
+        lb = alpha_pass(net, cur, pass.top, unit_rows(pass.idx, net.layers()[pass.top].out_features, st.dtype),
+                        slopes, anchor);
+        cur.pre[pass.top] = replaced(st.pre[pass.top], pass.idx, lb);
+      } else {
+        lb = alpha_pass(net, cur, pass.top, c_rows, slopes, anchor);
+      }
+    }
     at::Tensor lbd = from_rank0(comm, lb);
     best = best.defined() && options.keep_best ? at::max(best, lbd) : lbd;  // best per row
     const double total = lbd.sum().item<double>();
@@ -130,7 +197,8 @@ at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Ten
     for (auto& [k, t] : alphas) {
       at::Tensor g = grads[i++];
       if (!g.defined()) g = at::zeros_like(t);
-      if (whole[k]) comm.all_reduce(g, dist::ReduceOp::Sum);  // every copy's share of the gradient
+      // slopes of neurons whole on every rank: every copy's share of the gradient
+      if (net.layers()[k.second].split != TpSplit::Column) comm.all_reduce(g, dist::ReduceOp::Sum);
       adam_step(t, g, slots[k], options, lr, it + 1);
     }
     lr *= options.lr_decay;  // lr decay per step
@@ -139,20 +207,21 @@ at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Ten
   return best;
 }
 
-BoundsResult tp_alpha_bounds(const TpNetwork& net, const TpState& st, const at::Tensor& c, const BoundOptions& options) {
+BoundsResult tp_alpha_bounds(const TpNetwork& net, const TpState& st, const at::Tensor& c, const BoundOptions& options,
+                             bool intermediate) {
   const int64_t n = net.output_size();
   at::Tensor spec = c.defined() ? c.to(st.dtype) : at::eye(n, at::TensorOptions().dtype(st.dtype));
   BoundsResult r;
   if (options.alpha.separate_sides) {
     int steps_lower = 0, steps_upper = 0;
-    r.lower = tp_alpha_lower(net, st, spec, options.alpha, steps_lower);
+    r.lower = tp_alpha_lower(net, st, spec, options.alpha, intermediate, steps_lower);
     // upper of c y = -lower of (-c) y
-    r.upper = options.want_upper ? -tp_alpha_lower(net, st, -spec, options.alpha, steps_upper)
+    r.upper = options.want_upper ? -tp_alpha_lower(net, st, -spec, options.alpha, intermediate, steps_upper)
                                  : at::full_like(r.lower, INFINITY);
     r.iterations = std::max(steps_lower, steps_upper);
     return r;
   }
-  at::Tensor lb = tp_alpha_lower(net, st, at::cat({spec, -spec}), options.alpha, r.iterations);
+  at::Tensor lb = tp_alpha_lower(net, st, at::cat({spec, -spec}), options.alpha, intermediate, r.iterations);
   const int64_t k = spec.size(0);
   return {lb.slice(0, 0, k), -lb.slice(0, k), r.iterations};
 }

@@ -127,7 +127,8 @@ BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, co
     return detail::apply_spec({detail::same_everywhere(net.comm(), y.lower),
                                detail::same_everywhere(net.comm(), y.upper)}, c, st.dtype);
   }
-  if (options.method == Method::AlphaCrown) return detail::tp_alpha_bounds(net, st, c, options);  // tp_alpha.cpp
+  if (options.method == Method::AlphaCrown)  // tp_alpha.cpp
+    return detail::tp_alpha_bounds(net, st, c, options, !tp.local_intermediate);
   // rows [C; -C] (or [I; -I]) over the output, pulled back to the input box
   const int64_t n = net.output_size();
   APtr rows = c.defined() ? DenseA::make(at::cat({c, -c}).to(st.dtype))

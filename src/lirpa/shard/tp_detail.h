@@ -67,14 +67,16 @@ Interval tp_layer_ibp(const TpNetwork& net, const TpState& st, int k);
 at::Tensor tp_crown_lower(const TpNetwork& net, const TpState& st, int k, int stop, const APtr& a, bool owned);
 
 /// alpha-CROWN (tp_alpha.cpp): lower bounds [S] of the rows `c_rows` [S, out] over the
-/// output, optimising the final pass's ReLU slopes from CROWN's with the intermediate bounds
-/// of `st` fixed; the best per row, the same on every rank. `iterations`: steps taken.
+/// output, optimising the ReLU slopes of the final pass and (`intermediate`) of the passes
+/// bounding the unstable neurons of layers held whole on every rank, from CROWN's (the
+/// bounds in `st`); the best per row, the same on every rank. `iterations`: steps taken.
 /// Collective.
 at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Tensor& c_rows,
-                          const AlphaOptions& options, int& iterations);
+                          const AlphaOptions& options, bool intermediate, int& iterations);
 
 /// alpha-CROWN bounds of `c y` (c undefined: y) with `options.alpha` (separate sides or one
-/// run on [C; -C]; `want_upper`), from the intermediate bounds of `st`. Collective.
-BoundsResult tp_alpha_bounds(const TpNetwork& net, const TpState& st, const at::Tensor& c, const BoundOptions& options);
+/// run on [C; -C]; `want_upper`), from the CROWN bounds of `st`. Collective.
+BoundsResult tp_alpha_bounds(const TpNetwork& net, const TpState& st, const at::Tensor& c, const BoundOptions& options,
+                             bool intermediate);
 
 }  // namespace tessera::lirpa::detail
