@@ -22,9 +22,11 @@
 /// result), so CROWN matches one process up to rounding. `TpOptions::local_intermediate`
 /// instead bounds each zone's hidden neurons by IBP over the zone's input box (no
 /// communication of A matrices, looser on multi-zone models). alpha-CROWN optimises the
-/// lower ReLU slopes of the final backward pass (per row and neuron; a column layer's slopes
-/// live on the rank of its neurons) by Adam with `AlphaOptions`, the intermediate bounds
-/// staying TP CROWN's: on one zone it is the single-process alpha-CROWN up to rounding.
+/// lower ReLU slopes (per pass, row and neuron; a column layer's slopes live on the rank of
+/// its neurons) by Adam with `AlphaOptions`, in the final pass and in the passes bounding the
+/// layers held whole on every rank; the hidden bounds of column layers after the first zone
+/// stay TP CROWN's. On one zone (+ a replicated layer) it is the single-process alpha-CROWN
+/// up to rounding.
 ///
 /// @code
 ///   auto comm = tessera::dist::world();
@@ -122,8 +124,8 @@ struct TpOptions {
 };
 
 /// Collective: bounds of `c y` (c: [K, out]; undefined = identity) over lower <= x <= upper,
-/// the same on every rank. IBP, CROWN and alpha-CROWN (final-pass slopes only; the
-/// intermediate bounds are TP CROWN's, or local with `tp.local_intermediate`).
+/// the same on every rank. IBP, CROWN and alpha-CROWN (with `tp.local_intermediate`, only the
+/// final pass's slopes are optimised).
 BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, const at::Tensor& upper,
                                const BoundOptions& options, const at::Tensor& c = {},
                                const TpOptions& tp = {});
