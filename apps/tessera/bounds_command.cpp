@@ -99,7 +99,7 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "
                                        "split across ranks) or tp (tensor "
-                                       "parallel Linear/Conv/ReLU zones; alpha-crown optimises the final pass's slopes)");
+                                       "parallel Linear/Conv/ReLU zones; ibp, crown, alpha-crown)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

@@ -58,7 +58,8 @@ at::Tensor alpha_pass(const TpNetwork& net, const TpState& st, int top, const at
     at::Tensor ax = tp_pull_back(l, rows->dense(st.dtype).reshape({s, tp_local_out(l)}), st.dtype);  // A_x = A_y W
     if (column) {
       // [A_x | c] = sum_r [A_y[:, out_r] W[out_r, :] | c_r]: the zone's partial rows and constants
-      at::Tensor both = dist::differentiable::all_reduce_sum(net.comm_ptr(), at::cat({ax, bias_part.unsqueeze(1)}, 1) + anchor);
+      at::Tensor mine = at::cat({ax, bias_part.unsqueeze(1)}, 1) + anchor;
+      at::Tensor both = dist::differentiable::all_reduce_sum(net.comm_ptr(), mine);
       ax = both.slice(1, 0, ax.size(1));
       bias_rep = bias_rep + both.select(1, ax.size(1));
       bias_part = at::zeros_like(bias_rep);

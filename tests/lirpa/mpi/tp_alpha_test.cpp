@@ -64,13 +64,15 @@ TEST_P(TpAlphaMatches, IsTheSingleProcessAlphaCrown) {
   at::Tensor c = at::randn({3, sizes.back()}, gen, at::kDouble);
   for (const at::Tensor& spec : {at::Tensor(), c})
     for (bool separate : {true, false}) {
-      const std::string what = std::string(spec.defined() ? "spec" : "outputs") + (separate ? ", separate sides" : ", joint");
+      const std::string what =
+          std::string(spec.defined() ? "spec" : "outputs") + (separate ? ", separate sides" : ", joint");
       BoundsResult one = compute_bounds(whole, b.lo, b.hi, with(Method::AlphaCrown, separate), spec);
       BoundsResult many = tp_compute_bounds(tp, b.lo, b.hi, with(Method::AlphaCrown, separate), spec);
       BoundsResult crown = tp_compute_bounds(tp, b.lo, b.hi, with(Method::Crown), spec);
       const double diff = rel_difference(one, many);
-      if (comm->rank() == 0) std::cout << "[tp alpha, " << sizes.size() - 1 << " layers] " << what << " at P = " << comm->size()
-                                       << ": relative difference to one process " << diff << "\n";
+      if (comm->rank() == 0)
+        std::cout << "[tp alpha, " << sizes.size() - 1 << " layers] " << what << " at P = " << comm->size()
+                  << ": relative difference to one process " << diff << "\n";
       EXPECT_LT(diff, 1e-6) << what << " at " << comm->size() << " ranks";
       EXPECT_EQ(many.iterations, one.iterations) << what;
       expect_tighter(many, crown, what);
