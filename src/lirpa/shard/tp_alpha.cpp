@@ -36,26 +36,39 @@ const ParamStore& no_params() {
   return store;
 }
 
-/// Lower bounds [S] of the rows `c_rows` [S, out] over layer `top`'s (whole) output with the
-/// slopes `alpha` (layer k -> [S, local neurons of layer k]), differentiable in the slopes.
+/// The rows `a` over a layer's output pulled back to its input, A_x = A_y W; when `a` are the
+/// unit rows [e_idx; -e_idx] (`idx` defined) over a dense layer's whole output, its rows of W
+/// (no dense [S, out] matrix).
+at::Tensor first_pull_back(const TpLayer& l, const APtr& a, const at::Tensor& idx, at::ScalarType dtype) {
+  if (!idx.defined() || l.is_conv() || l.split == TpSplit::Column)
+    return tp_pull_back(l, a->dense(dtype).reshape({a->rows(), tp_local_out(l)}), dtype);
+  at::Tensor w = l.weight_t.to(dtype).index_select(1, idx).t();  // W[idx, in_r]
+  return at::cat({w, -w});                                        // rows e_idx W and -e_idx W
+}
+
+/// Lower bounds [S] of the rows `top_rows` [S, out] (the unit rows of `idx` when defined) over
+/// layer `top`'s (whole) output with the slopes `alpha` (layer k -> [S, local neurons of
+/// layer k]), differentiable in the slopes.
 /// `anchor`: a zero that requires grad, added to every all-reduce's input, so that each rank
 /// takes part in each backward all-reduce even when its block is empty. Collective: one
 /// all-reduce per column layer.
-at::Tensor alpha_pass(const TpNetwork& net, const TpState& st, int top, const at::Tensor& c_rows,
+at::Tensor alpha_pass(const TpNetwork& net, const TpState& st, int top, const APtr& top_rows, const at::Tensor& idx,
                       const std::map<int, at::Tensor>& alpha, const at::Tensor& anchor) {
   static const std::shared_ptr<const BoundOp> relu = make_relu();
   const auto& layers = net.layers();
   const OpEnv env{no_params(), st.dtype};
-  const int64_t s = c_rows.size(0);
-  APtr rows = DenseA::make(c_rows);
-  at::Tensor bias_rep = at::zeros({s}, c_rows.options());   // equal on every rank
-  at::Tensor bias_part = at::zeros({s}, c_rows.options());  // this rank's share of a zone's constants
+  const int64_t s = top_rows->rows();
+  const at::TensorOptions options = at::TensorOptions().dtype(st.dtype);
+  APtr rows = top_rows;
+  at::Tensor bias_rep = at::zeros({s}, options);   // equal on every rank
+  at::Tensor bias_part = at::zeros({s}, options);  // this rank's share of a zone's constants
   for (int j = top; j >= 0; --j) {
     const TpLayer& l = layers[j];
     const bool column = l.split == TpSplit::Column;
     at::Tensor& bias_lin = column ? bias_part : bias_rep;
     bias_lin = bias_lin + rows->contract(l.bias.to(st.dtype));  // + A b
-    at::Tensor ax = tp_pull_back(l, rows->dense(st.dtype).reshape({s, tp_local_out(l)}), st.dtype);  // A_x = A_y W
+    at::Tensor ax = j == top ? first_pull_back(l, rows, idx, st.dtype)
+                             : tp_pull_back(l, rows->dense(st.dtype).reshape({s, tp_local_out(l)}), st.dtype);
     if (column) {
       // [A_x | c] = sum_r [A_y[:, out_r] W[out_r, :] | c_r]: the zone's partial rows and constants
       at::Tensor mine = at::cat({ax, bias_part.unsqueeze(1)}, 1) + anchor;
@@ -130,14 +143,11 @@ std::map<Key, at::Tensor> initial_slopes(const TpNetwork& net, const TpState& st
   return alphas;
 }
 
-/// Rows [e_idx; -e_idx] over a layer of n neurons, dense [2 |idx|, n].
-at::Tensor unit_rows(const at::Tensor& idx, int64_t n, at::ScalarType dtype) {
+/// Rows [e_idx; -e_idx] over a layer of n neurons.
+APtr unit_rows(const at::Tensor& idx, int64_t n) {
   const int64_t m = idx.numel();
-  at::Tensor a = at::zeros({2 * m, n}, at::TensorOptions().dtype(dtype));
-  at::Tensor r = at::arange(m, at::kLong);
-  a.index_put_({r, idx}, at::ones({m}, a.options()));
-  a.index_put_({r + m, idx}, -at::ones({m}, a.options()));
-  return a;
+  at::Tensor sign = at::cat({at::ones({m}, at::kDouble), -at::ones({m}, at::kDouble)});
+  return std::make_shared<UnitRowsA>(std::vector<int64_t>{n}, at::cat({idx, idx}), sign);
 }
 
 /// `base` with the neurons idx replaced by the pass's bounds: l = lb[:m], u = -lb[m:].
@@ -176,11 +186,11 @@ at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Ten
       for (auto& [k, t] : params)
         if (k.first == pass.top) slopes[k.second] = t;
       if (pass.idx.defined()) {
-        lb = alpha_pass(net, cur, pass.top, unit_rows(pass.idx, net.layers()[pass.top].out_features, st.dtype),
-                        slopes, anchor);
+        APtr units = unit_rows(pass.idx, net.layers()[pass.top].out_features);
+        lb = alpha_pass(net, cur, pass.top, units, pass.idx, slopes, anchor);
         cur.pre[pass.top] = replaced(st.pre[pass.top], pass.idx, lb);
       } else {
-        lb = alpha_pass(net, cur, pass.top, c_rows, slopes, anchor);
+        lb = alpha_pass(net, cur, pass.top, DenseA::make(c_rows), at::Tensor(), slopes, anchor);
       }
     }
     at::Tensor lbd = from_rank0(comm, lb);
