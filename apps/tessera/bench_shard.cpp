@@ -143,7 +143,6 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
       opt.method = lirpa::parse_method(name);
       opt.alpha.iterations = o.iterations;
       if (mode == "fsdp+state") opt.shard_rows = dist::world();
-      if (net.tp && opt.method == lirpa::Method::AlphaCrown) continue;  // not implemented with TP
       dist::world()->barrier();
       Run r = run_one(net, lo, hi, opt);
       if (mode == "none") reference[name] = r.bounds;
@@ -190,7 +189,7 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--methods", o->methods, "ibp, crown, alpha-crown")->delimiter(',');
   cmd->add_option("--modes", o->modes, "none, fsdp, fsdp+state (fsdp and the rows of each backward pass split), "
                                        "tp, tp-local (TP with zone-local intermediate bounds); "
-                                       "none runs first as the reference unless --no-reference; tp skips alpha-crown")
+                                       "none runs first as the reference unless --no-reference")
       ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp", "tp-local"}));
   cmd->add_flag("--cnn", o->cnn, "random CNNs 3x32x32 -> depth x (conv 3x3 stride 2 pad 1, width channels, "
                                  "ReLU) -> Flatten -> Linear 10 instead of MLPs");

@@ -2,7 +2,7 @@
 // [--shard none|fsdp|tp]`: bounds of the raw outputs (or of the property's specification rows)
 // over each input box. Under mpirun every rank computes the same bounds; with `--shard fsdp`
 // each keeps 1/P of the weights; with `--shard tp` the Linear/Conv/ReLU chain is split into
-// column/row zones (Linear by neurons, Conv by channels; IBP, CROWN). Rank 0 prints, with every rank's memory figures in --json.
+// column/row zones (Linear by neurons, Conv by channels; IBP, CROWN, alpha-CROWN). Rank 0 prints, with every rank's memory figures in --json.
 
 #include <ATen/ATen.h>
 
@@ -45,8 +45,6 @@ int run_bounds(const BoundsOptions& o) {
   lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
   std::optional<lirpa::TpNetwork> tp;
   if (shard == lirpa::ShardMode::Tp) {
-    TESSERA_CHECK(o.method != "alpha-crown", Unsupported,
-                  "--shard tp computes ibp and crown bounds; alpha-crown is not implemented with tensor parallelism");
     tp.emplace(lirpa::tp_from_graph(*g, comm));  // this rank's blocks only
     g.reset();                                  // the whole network is freed before bounding
   }
@@ -101,7 +99,7 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "
                                        "split across ranks) or tp (tensor "
-                                       "parallel Linear/Conv/ReLU zones; ibp and crown)");
+                                       "parallel Linear/Conv/ReLU zones; ibp, crown, alpha-crown)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

@@ -15,12 +15,6 @@
 #include "tessera/dist/communicator.h"
 
 namespace tessera::lirpa::detail {
-namespace {
-
-/// Adam state of one parameter tensor.
-struct AdamSlot {
-  at::Tensor m, v;
-};
 
 // One Adam step on p (descent on the loss -bound):
 // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr m_hat / (sqrt(v_hat) + eps), p in [0, 1]
@@ -32,6 +26,8 @@ void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptio
   at::Tensor denom = s.v.div(bc2).sqrt_().add_(1e-8);  // sqrt(v_hat) + eps
   p.addcdiv_(s.m, denom, -lr / bc1).clamp_(0, 1);       // p -= lr m_hat / denom
 }
+
+namespace {
 
 /// What stays fixed across the steps: CROWN's bounds and the rows each start node bounds.
 struct AlphaPlan {

@@ -37,6 +37,14 @@ APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);
 /// The rows sign * C (or sign * I) over the output node.
 APtr spec_side(const Graph& graph, const at::Tensor& c, at::ScalarType dtype, double sign);
 
+/// Adam state of one parameter tensor.
+struct AdamSlot {
+  at::Tensor m, v;
+};
+
+/// One projected Adam step (descent) on the slopes p in [0, 1] with gradient g at step t.
+void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t);
+
 /// alpha-CROWN on the rows `a` over the output (intermediate bounds fixed, from CROWN):
 /// returns `[S]` lower bounds, the best per row; `iterations` receives the steps taken.
 at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,

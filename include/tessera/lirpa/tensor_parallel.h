@@ -14,14 +14,19 @@
 /// the zone's output is the sum of the ranks' partial products (one all-reduce). A Linear
 /// that does not start a zone (the last one of an odd count) is replicated.
 ///
-/// Bounds (IBP, CROWN) are sound for any P. IBP is the single-process IBP up to the order
+/// Bounds (IBP, CROWN, alpha-CROWN) are sound for any P. IBP is the single-process IBP up to the order
 /// of the sums. CROWN computes every intermediate bound by CROWN back to the network input,
 /// as one process does, crossing zones with collectives (rows over replicated neurons:
 /// all-reduce of the partial A matrices at each zone input; rows over a rank's own hidden
 /// neurons: an all-gather of the rows before the previous zone and a reduce-scatter of the
 /// result), so CROWN matches one process up to rounding. `TpOptions::local_intermediate`
 /// instead bounds each zone's hidden neurons by IBP over the zone's input box (no
-/// communication of A matrices, looser on multi-zone models).
+/// communication of A matrices, looser on multi-zone models). alpha-CROWN optimises the
+/// lower ReLU slopes (per pass, row and neuron; a column layer's slopes live on the rank of
+/// its neurons) by Adam with `AlphaOptions`, in the final pass and in the passes bounding the
+/// layers held whole on every rank; the hidden bounds of column layers after the first zone
+/// stay TP CROWN's. On one zone (+ a replicated layer) it is the single-process alpha-CROWN
+/// up to rounding.
 ///
 /// @code
 ///   auto comm = tessera::dist::world();
@@ -120,7 +125,8 @@ struct TpOptions {
 };
 
 /// Collective: bounds of `c y` (c: [K, out]; undefined = identity) over lower <= x <= upper,
-/// the same on every rank. IBP and CROWN; alpha-CROWN throws Unsupported.
+/// the same on every rank. IBP, CROWN and alpha-CROWN (with `tp.local_intermediate`, only the
+/// final pass's slopes are optimised).
 BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, const at::Tensor& upper,
                                const BoundOptions& options, const at::Tensor& c = {},
                                const TpOptions& tp = {});

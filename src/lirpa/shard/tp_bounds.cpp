@@ -1,4 +1,5 @@
-// tp_compute_bounds: IBP and CROWN on a tensor-parallel Linear/ReLU chain.
+// tp_compute_bounds: IBP, CROWN (and, in tp_alpha.cpp, alpha-CROWN) on a tensor-parallel
+// Linear/ReLU chain.
 //
 // CROWN's intermediate bounds, layer by layer (as one process computes them):
 //  - the first layer's: IBP, exact for an affine map of the box;
@@ -110,8 +111,6 @@ namespace tessera::lirpa {
 
 BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, const at::Tensor& upper,
                                const BoundOptions& options, const at::Tensor& c, const TpOptions& tp) {
-  TESSERA_CHECK(options.method != Method::AlphaCrown, Unsupported,
-                "tensor parallelism computes IBP and CROWN bounds; alpha-CROWN is not implemented with --shard tp");
   TESSERA_CHECK(options.dtype == at::kFloat || options.dtype == at::kDouble, Unsupported,
                 "bounds are computed in float32 or float64");
   TESSERA_CHECK(lower.numel() == net.input_size() && upper.numel() == net.input_size(), DimensionMismatch,
@@ -133,6 +132,8 @@ BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, co
     return detail::apply_spec({detail::same_everywhere(net.comm(), y.lower),
                                detail::same_everywhere(net.comm(), y.upper)}, c, st.dtype);
   }
+  if (options.method == Method::AlphaCrown)  // tp_alpha.cpp
+    return detail::tp_alpha_bounds(net, st, c, options, !tp.local_intermediate);
   // rows [C; -C] (or [I; -I]) over the output, pulled back to the input box
   const int64_t n = net.output_size();
   APtr rows = c.defined() ? DenseA::make(at::cat({c, -c}).to(st.dtype))

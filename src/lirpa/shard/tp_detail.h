@@ -95,4 +95,17 @@ using TpClamp = std::function<void(int k, Interval& pre)>;
 void tp_hidden_bounds(const TpNetwork& net, TpState& st, bool ibp, const TpOptions& tp, int first = 0,
                       const TpClamp& clamp = {});
 
+/// alpha-CROWN (tp_alpha.cpp): lower bounds [S] of the rows `c_rows` [S, out] over the
+/// output, optimising the ReLU slopes of the final pass and (`intermediate`) of the passes
+/// bounding the unstable neurons of layers held whole on every rank, from CROWN's (the
+/// bounds in `st`); the best per row, the same on every rank. `iterations`: steps taken.
+/// Collective.
+at::Tensor tp_alpha_lower(const TpNetwork& net, const TpState& st, const at::Tensor& c_rows,
+                          const AlphaOptions& options, bool intermediate, int& iterations);
+
+/// alpha-CROWN bounds of `c y` (c undefined: y) with `options.alpha` (separate sides or one
+/// run on [C; -C]; `want_upper`), from the CROWN bounds of `st`. Collective.
+BoundsResult tp_alpha_bounds(const TpNetwork& net, const TpState& st, const at::Tensor& c, const BoundOptions& options,
+                             bool intermediate);
+
 }  // namespace tessera::lirpa::detail
