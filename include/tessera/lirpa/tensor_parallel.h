@@ -133,11 +133,12 @@ BoundsResult tp_compute_bounds(const TpNetwork& net, const at::Tensor& lower, co
 
 /// Collective: complete verification of `property` on a TP network, the same result on
 /// every rank (`verify` with every pass a TP one): PGD attack through a TP forward pass,
-/// CROWN (tp_compute_bounds) on the specification rows, then ReLU-splitting branch and bound
-/// whose sub-domains are bounded by TP CROWN with the split neurons' bounds clamped (each
-/// rank keeps its blocks of every domain's bounds and splits; no beta multipliers, so a
-/// sub-domain with every ReLU split can stay unproven: `unknown`). Every clock decision is
-/// rank 0's. Input splitting (`bab.split: input`) throws Unsupported.
+/// CROWN and alpha-CROWN (tp_compute_bounds) on the specification rows, then branch and
+/// bound whose sub-domains are bounded by TP CROWN, one at a time: input splitting for
+/// low-dimensional inputs (as `verify`'s `bab.split`), else ReLU splitting with the split
+/// neurons' bounds clamped (each rank keeps its blocks of every domain's bounds and splits;
+/// no beta multipliers, so a sub-domain with every ReLU split can stay unproven: `unknown`).
+/// Every clock decision is rank 0's.
 VerifyResult tp_verify(const TpNetwork& net, const Property& property, const VerifyOptions& options,
                        const ProgressFn& progress = {});
 

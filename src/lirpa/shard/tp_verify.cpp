@@ -1,7 +1,7 @@
 // tp_verify: complete verification on a tensor-parallel network. The same pipeline as
 // verify() (attack, incomplete bounds, branch and bound per open disjunct), with every pass
-// made of TP collectives: PGD through a differentiable TP forward pass, CROWN by
-// tp_compute_bounds, ReLU-splitting branch and bound by TP CROWN with clamped bounds.
+// made of TP collectives: PGD through a differentiable TP forward pass, CROWN and
+// alpha-CROWN by tp_compute_bounds, branch and bound (input or ReLU splitting) by TP CROWN.
 
 #include <ATen/ATen.h>
 
@@ -55,22 +55,48 @@ bool attack(TpRun& run) {
   return false;
 }
 
-// CROWN on every case's specification rows; open[c][d]: disjunct d of case c not proven.
-std::vector<std::vector<bool>> incomplete(TpRun& run) {
-  run.phase("crown");
+bool any_open(const std::vector<std::vector<bool>>& open) {
+  for (const auto& row : open)
+    for (bool o : row)
+      if (o) return true;
+  return false;
+}
+
+// `method` (TP CROWN or alpha-CROWN) on the specification rows of every case with an open
+// disjunct; closes open[c][d] for each disjunct d of case c it proves infeasible.
+void bound_stage(TpRun& run, Method method, std::vector<std::vector<bool>>& open) {
   BoundOptions bo;
-  bo.method = Method::Crown;
+  bo.method = method;
   bo.dtype = at::kDouble;
-  std::vector<std::vector<bool>> open;
-  for (const PropertyCase& pc : run.property.cases) {
-    open.emplace_back(pc.disjuncts.size(), true);
+  bo.alpha = run.options.alpha;
+  bo.alpha.stop = run.clock.stop_test();  // the best bound so far at the timeout
+  bo.want_upper = false;                  // only lower(C y) - rhs decides a disjunct
+  for (size_t c = 0; c < run.property.cases.size(); ++c) {
+    const PropertyCase& pc = run.property.cases[c];
     at::Tensor spec = pc.spec_matrix();
-    if (spec.size(0) == 0 || run.clock.expired()) continue;
+    bool open_here = false;
+    for (bool o : open[c]) open_here = open_here || o;
+    if (!open_here || spec.size(0) == 0 || run.clock.expired()) continue;
     BoundsResult r = tp_compute_bounds(run.net, pc.lower, pc.upper, bo, spec.to(at::kDouble));
     at::Tensor g = r.lower.to(at::kDouble) - pc.spec_rhs().to(at::kDouble);  // lower(C y) - rhs
     std::vector<bool> proven = detail::proven_disjuncts(pc, g, run.options.margin);
-    for (size_t d = 0; d < proven.size(); ++d) open.back()[d] = !proven[d];
+    for (size_t d = 0; d < proven.size(); ++d)
+      if (proven[d]) open[c][d] = false;
   }
+}
+
+// CROWN, then alpha-CROWN, on every case's specification rows; open[c][d]: disjunct d of
+// case c not proven. `by`: the method that closed the last one.
+std::vector<std::vector<bool>> incomplete(TpRun& run, std::string& by) {
+  std::vector<std::vector<bool>> open;
+  for (const PropertyCase& pc : run.property.cases) open.emplace_back(pc.disjuncts.size(), true);
+  run.phase("crown");
+  bound_stage(run, Method::Crown, open);
+  by = "crown";
+  if (!any_open(open) || !run.options.alpha_enabled) return open;
+  run.phase("alpha-crown");
+  bound_stage(run, Method::AlphaCrown, open);
+  by = "alpha-crown";
   return open;
 }
 
@@ -85,18 +111,16 @@ VerifyResult tp_verify(const TpNetwork& net, const Property& property, const Ver
     return run.result;
   };
   if (attack(run)) return finish();
-  std::vector<std::vector<bool>> open = incomplete(run);
-  bool any_open = false;
-  for (const auto& row : open)
-    for (bool o : row) any_open = any_open || o;
-  if (!any_open) {
+  std::string by;
+  std::vector<std::vector<bool>> open = incomplete(run, by);
+  if (!any_open(open)) {
     run.result.verdict = Verdict::Unsat;
-    run.result.decided_by = "crown";
+    run.result.decided_by = by;
     return finish();
   }
   if (!options.bab.enabled || run.clock.expired()) {
     run.result.verdict = run.clock.expired() ? Verdict::Timeout : Verdict::Unknown;
-    run.result.reason = options.bab.enabled ? "timeout in crown" : "branch and bound is disabled";
+    run.result.reason = options.bab.enabled ? "timeout in " + by : "branch and bound is disabled";
     return finish();
   }
   bool undecided = false;
