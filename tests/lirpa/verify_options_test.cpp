@@ -12,6 +12,7 @@ TEST(VerifyOptions, DefaultsWhenEmpty) {
   EXPECT_EQ(o.timeout, 300);
   EXPECT_FALSE(o.bab.force_synchronous);
   EXPECT_EQ(o.bab.split, SplitKind::Auto);
+  EXPECT_EQ(o.bab.input_portfolio_after, 5);
 }
 
 TEST(VerifyOptions, ReadsEveryKey) {
@@ -21,7 +22,8 @@ TEST(VerifyOptions, ReadsEveryKey) {
       "alpha: {enabled: false, iterations: 5, lr: 0.2, lr_decay: 0.9, early_stop_patience: 4}\n"
       "beta: {iterations: 6, lr_alpha: 0.3, lr_beta: 0.4, lr_decay: 0.7}\n"
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
-      "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  enabled: true\n");
+      "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  enabled: true\n"
+      "  input_portfolio_after: -1\n");
   EXPECT_EQ(o.timeout, 12.5);
   EXPECT_EQ(o.margin, 0.001);
   EXPECT_FALSE(o.attack.enabled);
@@ -40,6 +42,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.attack_every, 3);
   EXPECT_EQ(o.bab.input_split_max_dims, 2);
   EXPECT_EQ(o.bab.max_domains, 100);
+  EXPECT_EQ(o.bab.input_portfolio_after, -1);
 }
 
 TEST(VerifyOptions, UnknownKeyNamesKeyAndLine) {

@@ -132,6 +132,42 @@ TEST(LirpaVerify, BranchAndBoundDecidesBothSidesOfTheMinimum) {
   }
 }
 
+// The input-splitting portfolio (a second search with more split candidates beside the first,
+// here from the start, also in the deterministic mode): a threshold below the true minimum of
+// a 3-input net is proven, one above the grid minimum is falsified.
+TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
+  at::manual_seed(5);
+  Graph g = load_onnx_bytes(testing::random_mlp(3, {16, 16}, 1, "Relu"));
+  const int steps = 61;
+  at::Tensor t = at::linspace(-1, 1, steps, at::kDouble);
+  auto mesh = at::meshgrid({t, t, t}, "ij");
+  at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1}), mesh[2].reshape({-1})}, 1);
+  double gmin = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  auto net = detail::extract_relu_net(g);
+  ASSERT_TRUE(net.has_value());
+  double lip = 1;  // product of the layers' Frobenius norms (>= spectral norms)
+  for (int k = 0; k < net->layers(); ++k) lip *= net->w[k].norm().item<double>();
+  double below = gmin - lip * (2.0 / (steps - 1)) * std::sqrt(3.0) / 2 - 0.02;  // below the true minimum
+  BoundOptions crown;
+  at::Tensor root = compute_bounds(g, -at::ones({3}, at::kDouble), at::ones({3}, at::kDouble), crown).lower;
+  ASSERT_LT(root[0].item<double>(), below);  // CROWN alone cannot prove it
+  for (bool synchronous : {false, true}) {
+    VerifyOptions o = quick(30, SplitKind::Input);
+    o.attack.enabled = false;
+    o.alpha_enabled = false;
+    o.bab.input_portfolio_after = 0;
+    o.bab.force_synchronous = synchronous;
+    o.bab.batch_size = 16;  // several batches of each search
+    VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(below) + "))", 3, 1), o);
+    EXPECT_EQ(r.verdict, Verdict::Unsat) << synchronous << " " << r.reason;
+    // found by the minimising vertices of the open boxes (attack off)
+    Property p = box_property("(assert (<= Y_0 " + num(gmin + 0.02) + "))", 3, 1);
+    VerifyResult s = verify(g, p, o);
+    ASSERT_EQ(s.verdict, Verdict::Sat) << synchronous << " " << s.reason;
+    EXPECT_TRUE(check_counterexample(g, p, s.counterexample->x).has_value());
+  }
+}
+
 // Properties with a counterexample by construction (the output at a known point): the
 // answer may be sat or timeout, never unsat, whatever the splitting and attack settings.
 TEST(LirpaVerify, KnownCounterexampleIsNeverUnsat) {
@@ -149,6 +185,7 @@ TEST(LirpaVerify, KnownCounterexampleIsNeverUnsat) {
       for (bool attack : {true, false}) {
         VerifyOptions o = quick(3, split);
         o.attack.enabled = attack;
+        o.bab.input_portfolio_after = attack ? 5 : 0;  // input splitting: both searches from the start
         o.bab.branching = seed % 2 ? ReluBranching::FSB : ReluBranching::BaBSR;
         VerifyResult r = verify(g, p, o);
         EXPECT_NE(r.verdict, Verdict::Unsat) << "seed " << seed << " " << split_kind_name(split);

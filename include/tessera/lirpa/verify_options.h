@@ -16,7 +16,7 @@
 ///   alpha: {enabled: true, iterations: 20, lr: 0.5, lr_decay: 0.98}
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
-///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4}
+///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 5}
 /// @endcode
 
 #include <cstdint>
@@ -56,6 +56,10 @@ struct BabOptions {
   int fsb_topk = 4;                         ///< FSB: candidates (best BaBSR scores) measured per domain
   int batch_size = 0;                       ///< domains per batch; 0: 1024 (input) or 64 (ReLU)
   int attack_every = 20;                    ///< PGD on the worst sub-domains every this many batches (0: never)
+  /// Input splitting: seconds of the two-candidate search before a five-candidate search starts
+  /// beside it, sharing the time (under force_synchronous: 4000 children bounded per "second");
+  /// negative: never.
+  double input_portfolio_after = 5;
   /// Deterministic mode: the batch size stays fixed (no automatic resizing) and nothing
   /// is pruned early, so runs in different modes do exactly the same work.
   bool force_synchronous = false;

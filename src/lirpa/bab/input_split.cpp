@@ -1,11 +1,11 @@
 // Input-splitting branch and bound: a stack of boxes, processed in large batches (the
 // most recently split, worst-bounded boxes first: depth first, so the stack stays small).
-// Each box of a batch is bisected along the best of its (up to five) largest-smear dimensions
-// (all tried); all children are bounded at once by bound_input_boxes (forward linear bounds and
-// backward CROWN of the unstable neurons, intersected); verified children are dropped; the
-// minimising vertex of every unverified child is tried as a counterexample, a few PGD steps
-// run inside the worst children of every batch, and PGD on the whole region from the worst
-// boxes' centres now and then.
+// Each box of a batch is bisected along the best of its two (or five: see the portfolio
+// below) largest-smear dimensions (all tried); all children are bounded at once by
+// bound_input_boxes (forward linear bounds and backward CROWN of the unstable neurons,
+// intersected); verified children are dropped; the minimising vertex of every unverified
+// child is tried as a counterexample, a few PGD steps run inside the worst children of every
+// batch, and PGD on the whole region from the worst boxes' centres now and then.
 
 #include <ATen/ATen.h>
 
@@ -49,6 +49,19 @@ class BoxStack {
     b = std::min(b, size_);
     size_ -= b;
     return data_.narrow(0, size_, b).clone();
+  }
+
+  /// Removes and returns the `b` rows of lowest score (best first), keeping the others' order.
+  at::Tensor pop_lowest(int64_t b) {
+    b = std::min(b, size_);
+    at::Tensor live = data_.narrow(0, 0, size_);
+    at::Tensor take = std::get<1>(live.select(1, 2 * n_).topk(b, 0, /*largest=*/false));
+    at::Tensor keep = at::ones({size_}, at::kBool).index_fill_(0, take, false);
+    at::Tensor out = live.index_select(0, take);
+    at::Tensor rest = live.index_select(0, at::nonzero(keep).reshape({-1}));
+    size_ = rest.size(0);
+    data_.narrow(0, 0, size_).copy_(rest);
+    return out;
   }
 
   at::Tensor xl(const at::Tensor& rows) const { return rows.narrow(1, 0, n_); }
@@ -126,18 +139,17 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 }
 
 /// The children of each box (bisected along one dimension; they cover the box) with their
-/// bounds. The kCandidates dimensions with the largest smear |a_i| (u_i - l_i) are each
-/// tried, and the one whose worse child has the best bound wins. All five of ACAS Xu's
-/// dimensions as candidates was measured (bench/RESULTS.md, 2026-11-30): it decides 5_5, 2_8,
-/// 5_7 prop_1 (2.3-4.8 s) but loses instances two candidates decide in 3.5-6.2 s (2_1, 2_2
-/// prop_3, 1_1 prop_4, 1_7 prop_2, 3_6, 4_3 prop_1: timeouts at 116 s), so two it is: the
-/// layer bounds are not monotone in the box (CROWN's adaptive slopes flip), and no split
-/// choice tried is better on every instance.
-constexpr int64_t kCandidates = 2;
-
+/// bounds. The `candidates` dimensions with the largest smear |a_i| (u_i - l_i) are each
+/// tried, and the one whose worse child has the best bound wins. Two and five (all of ACAS
+/// Xu's) candidates were measured (bench/RESULTS.md, 2026-11-30): five decide 5_5, 2_8, 5_7
+/// prop_1 (2.3-4.8 s) but lose instances two decide in 1.4-6.2 s (2_1, 2_2 prop_3, 1_1 prop_4,
+/// 1_7 prop_2, 3_6, 4_3 prop_1: timeouts at 116 s): the layer bounds are not monotone in the
+/// box (CROWN's adaptive slopes flip), and no single split choice is better on every instance.
+/// Hence the portfolio of input_split_bab below.
 std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
-                                                        const at::Tensor& xu, const at::Tensor& smear) {
-  const int64_t bsz = xl.size(0), m = std::min<int64_t>(kCandidates, xl.size(1));
+                                                        const at::Tensor& xu, const at::Tensor& smear,
+                                                        int64_t candidates) {
+  const int64_t bsz = xl.size(0), m = std::min<int64_t>(candidates, xl.size(1));
   at::Tensor dims = std::get<1>(smear.topk(m, 1));  // [B, m]
   std::vector<at::Tensor> ls, us;
   for (int64_t j = 0; j < m; ++j) {
@@ -155,52 +167,112 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
   return {al.index_select(0, pick), au.index_select(0, pick), b};
 }
 
+/// One search of the portfolio: its own stack of open boxes (they cover what it has not
+/// proven yet), split candidates, batch size, and the work spent in it.
+struct Search {
+  Search(int64_t n, int64_t candidates, int64_t batch) : pool(n), candidates(candidates), batch(batch) {}
+  BoxStack pool;
+  int64_t candidates, batch;
+  int64_t it = 0;       // batches processed
+  double cost = 0;      // seconds (rank 0's) of its batches, or children / kChildrenPerSecond
+};
+
+/// The portfolio: the search with two candidates runs alone until it has cost
+/// `bab.input_portfolio_after` seconds (instances it decides by then keep exactly the search
+/// of before); then a second search with five candidates starts from the root box and the two
+/// share the time equally (the one that has cost less runs next) until either empties its
+/// pool or finds a counterexample. Each pool covers the whole unproven region on its own, so
+/// either finishing decides, and the better of their minima is a lower bound.
+constexpr int64_t kCandidates[2] = {2, 5};
+constexpr double kChildrenPerSecond = 4000;  // the cost of a child under force_synchronous (deterministic)
+
+enum class Step { Open, Proven, Falsified };
+
+/// In the portfolio phase every kBestFirstEvery-th batch of a search takes its pool's
+/// lowest-bounded boxes instead of the top of its stack. The depth-first stack never returns
+/// to the boxes at its bottom, where a counterexample may lie (5_3 prop_2:
+/// the lower bound stayed at -0.067 for 110 s); the PGD of a batch then runs inside them.
+/// A box's split and children hardly depend on when it is split (only through the batch's
+/// padding of CROWN rows, which can tighten the IBP of the next layer), so a proof's tree stays
+/// about the same in any order.
+constexpr int64_t kBestFirstEvery = 4;
+
+/// One batch of a search: pop, split, bound, try counterexamples, push the open children.
+Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool best_first) {
+  const VerifyOptions& o = ctx.options;
+  if (s.pool.size() == 0) return Step::Proven;
+  auto t0 = Clock::now();
+  at::Tensor todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
+  auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo), s.candidates);
+  out.visited += cl.size(0);
+  ++s.it;
+  at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});  // not verified yet
+  at::Tensor rows = open_rows(b, open, cl, cu);
+  at::Tensor vertex = minimising_vertex(b.a.index_select(0, open), b.rows.index_select(0, open),
+                                        s.pool.xl(rows), s.pool.xu(rows));
+  if (try_points(ctx, p, vertex)) return Step::Falsified;
+  if (o.attack.enabled && attack_open(ctx, p, s.pool, rows)) return Step::Falsified;
+  s.pool.push(rows);
+  if (o.attack.enabled && o.bab.attack_every > 0 && s.it % o.bab.attack_every == 0 && attack_worst(ctx, p, s.pool, s.it))
+    return Step::Falsified;
+  double secs = ctx.agreed(std::chrono::duration<double>(Clock::now() - t0).count());
+  if (!o.bab.force_synchronous) {  // keep a batch between ~0.05 and ~0.2 s
+    if (secs < 0.05 && s.batch < 8192) s.batch *= 2;
+    if (secs > 0.2 && s.batch > 64) s.batch /= 2;
+  }
+  s.cost += o.bab.force_synchronous ? static_cast<double>(cl.size(0)) / kChildrenPerSecond : secs;
+  return s.pool.size() == 0 ? Step::Proven : Step::Open;
+}
+
 }  // namespace
 
 BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   const VerifyOptions& o = ctx.options;
-  const double margin = o.margin;
-  int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 256;
+  const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 256;
   BabOutcome out;
   at::Tensor xl = p.xl.to(at::kDouble).reshape({1, -1}), xu = p.xu.to(at::kDouble).reshape({1, -1});
   Bounded root = bound_boxes(ctx.net, xl, xu, p);
   out.visited = 1;
   out.lower = root.score.item<double>();
-  if (out.lower > margin) return out.status = BabStatus::Proven, out;
+  if (out.lower > o.margin) return out.status = BabStatus::Proven, out;
   if (try_points(ctx, p, at::cat({minimising_vertex(root.a, root.rows, xl, xu), (xl + xu) / 2})))
     return out.status = BabStatus::Falsified, out;
-  BoxStack pool(xl.size(1));
-  pool.push(open_rows(root, at::zeros({1}, at::kLong), xl, xu));
+  at::Tensor root_rows = open_rows(root, at::zeros({1}, at::kLong), xl, xu);
+  std::vector<Search> searches;
+  searches.reserve(2);
+  searches.emplace_back(xl.size(1), kCandidates[0], batch);
+  searches.back().pool.push(root_rows);
+  auto lower = [&] {
+    double l = -std::numeric_limits<double>::infinity();
+    for (const Search& s : searches) l = std::max(l, s.pool.min_score());
+    return l;
+  };
+  auto open_boxes = [&] {
+    int64_t k = 0;
+    for (const Search& s : searches) k += s.pool.size();
+    return k;
+  };
   auto last_report = Clock::now();
-  for (int64_t it = 1;; ++it) {
-    if (pool.size() == 0) return out.status = BabStatus::Proven, out;
-    if (ctx.expired()) return out.lower = pool.min_score(), out.status = BabStatus::Timeout, out;
-    if (pool.size() > o.bab.max_domains) {
-      out.lower = pool.min_score();
+  for (;;) {
+    if (ctx.expired()) return out.lower = lower(), out.status = BabStatus::Timeout, out;
+    if (open_boxes() > o.bab.max_domains) {
+      out.lower = lower();
       out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
       return out.status = BabStatus::Exhausted, out;
     }
-    auto t0 = Clock::now();
-    at::Tensor todo = pool.pop(batch);
-    auto [cl, cu, b] = split_boxes(ctx.net, p, pool.xl(todo), pool.xu(todo), pool.smear(todo));
-    out.visited += cl.size(0);
-    at::Tensor open = at::nonzero(b.score <= margin).reshape({-1});  // not verified yet
-    at::Tensor rows = open_rows(b, open, cl, cu);
-    at::Tensor vertex = minimising_vertex(b.a.index_select(0, open), b.rows.index_select(0, open),
-                                          pool.xl(rows), pool.xu(rows));
-    if (try_points(ctx, p, vertex)) return out.status = BabStatus::Falsified, out;
-    if (o.attack.enabled && attack_open(ctx, p, pool, rows)) return out.status = BabStatus::Falsified, out;
-    pool.push(rows);
-    if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && attack_worst(ctx, p, pool, it))
-      return out.status = BabStatus::Falsified, out;
-    double secs = ctx.agreed(std::chrono::duration<double>(Clock::now() - t0).count());
-    if (!o.bab.force_synchronous) {  // keep a batch between ~0.05 and ~0.2 s
-      if (secs < 0.05 && batch < 8192) batch *= 2;
-      if (secs > 0.2 && batch > 64) batch /= 2;
+    if (searches.size() == 1 && o.bab.input_portfolio_after >= 0 && searches[0].cost >= o.bab.input_portfolio_after &&
+        xl.size(1) > kCandidates[0]) {
+      searches.emplace_back(xl.size(1), kCandidates[1], batch);
+      searches.back().pool.push(root_rows);
+      searches.back().cost = searches[0].cost;  // from now on, equal shares
     }
+    Search& s = searches.size() == 1 || searches[0].cost <= searches[1].cost ? searches[0] : searches[1];
+    Step r = step(ctx, p, s, out, searches.size() == 2);
+    if (r == Step::Proven) return out.status = BabStatus::Proven, out;
+    if (r == Step::Falsified) return out.status = BabStatus::Falsified, out;
     if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;  // not timed above
     if (Clock::now() - last_report > std::chrono::seconds(1)) {
-      report(ctx, pool.size(), out.visited, pool.min_score());
+      report(ctx, open_boxes(), out.visited, lower());
       last_report = Clock::now();
     }
   }

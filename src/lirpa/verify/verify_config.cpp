@@ -114,6 +114,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"fsb_topk", r.set(o.bab.fsb_topk, "bab.fsb_topk")},
               {"batch_size", r.set(o.bab.batch_size, "bab.batch_size")},
               {"attack_every", r.set(o.bab.attack_every, "bab.attack_every")},
+              {"input_portfolio_after", r.set(o.bab.input_portfolio_after, "bab.input_portfolio_after")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
               {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")}});
   std::map<std::string, Setter> top{{"timeout", r.set(o.timeout, "timeout")},
