@@ -52,6 +52,7 @@ VerifyOptions bab_only() {
   VerifyOptions o;
   o.timeout = 600;           // far away: the runs must end by deciding
   o.attack.enabled = false;  // a sat answer must come from branch and bound
+  o.alpha_enabled = false;   // and unsat from branch and bound too
   return o;
 }
 
@@ -118,6 +119,17 @@ TEST(TpVerify, ReluSplittingProvesWhatCrownCannot) {
   EXPECT_EQ(verdict_name(r.verdict), "unsat") << r.reason;
   EXPECT_EQ(r.decided_by, "bab-relu-tp");
   EXPECT_GT(r.domains_visited, 2);
+}
+
+TEST(TpVerify, AlphaCrownDecidesBeforeBranching) {
+  Instance in = instance({16, 16}, 0.3);  // ReLU splitting needs 31 domains without alpha
+  VerifyOptions o = bab_only();
+  o.alpha_enabled = true;
+  o.bab.split = SplitKind::Relu;
+  VerifyResult r = tp_run(in, o);
+  EXPECT_EQ(verdict_name(r.verdict), "unsat") << r.reason;
+  EXPECT_EQ(r.decided_by, "alpha-crown");
+  EXPECT_EQ(r.domains_visited, 0);
 }
 
 TEST(TpVerify, ReluSplittingFindsTheCounterexample) {
