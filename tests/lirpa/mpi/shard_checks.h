@@ -1,17 +1,20 @@
 #pragma once
 // Checks shared by the sharded-bounds MPI tests: soundness by sampling, relative bound
-// differences, the same value on every rank, a random box.
+// differences, the same value on every rank, a random box, seeded random layers.
 
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
 
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/graph.h"
+#include "tessera/lirpa/mlp_builder.h"
 
 namespace tessera::lirpa::testing {
 
@@ -53,6 +56,16 @@ inline Box box(int64_t n, double eps) {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
   at::Tensor centre = at::rand({n}, gen, at::kDouble);
   return {centre - eps, centre + eps};
+}
+
+/// Random Linear layers (weights N(0, 1/n_in), biases N(0, 0.01)), the same on every rank:
+/// layer k drawn from a generator seeded with seed + k.
+inline MlpLayerFn seeded_layers(int64_t seed) {
+  return [seed](int k, int64_t n_in, int64_t n_out) {
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed + k);
+    return std::pair{at::normal(0.0, 1.0 / std::sqrt(double(n_in)), {n_out, n_in}, gen, at::kDouble),
+                     at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
+  };
 }
 
 }  // namespace tessera::lirpa::testing

@@ -20,19 +20,11 @@ namespace tessera::lirpa {
 namespace {
 
 using testing::Box;
+using testing::seeded_layers;
 using testing::box;
 using testing::expect_same_on_every_rank;
 using testing::expect_sound;
 using testing::rel_difference;
-
-/// The same random layers on every rank (seeded per layer).
-MlpLayerFn layers(int64_t seed) {
-  return [seed](int k, int64_t n_in, int64_t n_out) {
-    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed + k);
-    return std::pair{at::normal(0.0, 1.0 / std::sqrt(double(n_in)), {n_out, n_in}, gen, at::kDouble),
-                     at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
-  };
-}
 
 BoundOptions with(Method m, bool separate_sides = true) {
   BoundOptions o;
@@ -57,8 +49,8 @@ class TpAlphaMatches : public ::testing::TestWithParam<std::vector<int64_t>> {};
 TEST_P(TpAlphaMatches, IsTheSingleProcessAlphaCrown) {
   auto comm = dist::world();
   const auto sizes = GetParam();
-  Graph whole = build_relu_mlp(sizes, layers(21), std::make_shared<LocalParamStore>());
-  TpNetwork tp = tp_relu_mlp(sizes, layers(21), comm);
+  Graph whole = build_relu_mlp(sizes, seeded_layers(21), std::make_shared<LocalParamStore>());
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(21), comm);
   Box b = box(sizes.front(), 0.15);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(4);
   at::Tensor c = at::randn({3, sizes.back()}, gen, at::kDouble);
@@ -93,8 +85,8 @@ TEST_P(TpAlphaSound, TighterThanCrownAndSound) {
   // process also optimises them; the difference to one process is printed, not asserted.
   auto comm = dist::world();
   const auto sizes = GetParam();
-  Graph whole = build_relu_mlp(sizes, layers(5), std::make_shared<LocalParamStore>());
-  TpNetwork tp = tp_relu_mlp(sizes, layers(5), comm);
+  Graph whole = build_relu_mlp(sizes, seeded_layers(5), std::make_shared<LocalParamStore>());
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(5), comm);
   Box b = box(sizes.front(), 0.1);
   BoundsResult crown = tp_compute_bounds(tp, b.lo, b.hi, with(Method::Crown));
   BoundsResult alpha = tp_compute_bounds(tp, b.lo, b.hi, with(Method::AlphaCrown));
@@ -145,7 +137,7 @@ TEST(TpAlphaCnn, OneZoneMatchesAndTwoZonesAreSound) {
 TEST(TpAlphaOptions, LowerOnlyAndStopKeepCrownSemantics) {
   auto comm = dist::world();
   const std::vector<int64_t> sizes{12, 40, 5};
-  TpNetwork tp = tp_relu_mlp(sizes, layers(21), comm);
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(21), comm);
   Box b = box(12, 0.15);
   BoundsResult crown = tp_compute_bounds(tp, b.lo, b.hi, with(Method::Crown));
   BoundOptions o = with(Method::AlphaCrown);

@@ -19,18 +19,10 @@ namespace tessera::lirpa {
 namespace {
 
 using testing::Box;
+using testing::seeded_layers;
 using testing::box;
 using testing::expect_sound;
 using testing::rel_difference;
-
-/// The same random layers on every rank (seeded per layer).
-MlpLayerFn layers(int64_t seed) {
-  return [seed](int k, int64_t n_in, int64_t n_out) {
-    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed + k);
-    return std::pair{at::normal(0.0, 1.0 / std::sqrt(double(n_in)), {n_out, n_in}, gen, at::kDouble),
-                     at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
-  };
-}
 
 TEST(TpPlan, PairsLinearReluLinearIntoZones) {
   using S = TpSplit;
@@ -43,8 +35,8 @@ TEST(TpPlan, PairsLinearReluLinearIntoZones) {
 TEST(TpNetwork, HoldsItsBlocksAndComputesTheForwardPass) {
   auto comm = dist::world();
   const std::vector<int64_t> sizes{9, 13, 6, 7, 3};  // widths not divisible by 2 or 4
-  Graph whole = build_relu_mlp(sizes, layers(1), std::make_shared<LocalParamStore>());
-  TpNetwork tp = tp_relu_mlp(sizes, layers(1), comm);
+  Graph whole = build_relu_mlp(sizes, seeded_layers(1), std::make_shared<LocalParamStore>());
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(1), comm);
   ASSERT_EQ(tp.layers().size(), 4u);
   auto [o13, n13] = tp.block(13);
   EXPECT_EQ(tp.layers()[0].weight_t.sizes(), (std::vector<int64_t>{9, n13}));   // column: W[out_r, :]^T
@@ -64,8 +56,8 @@ TEST_P(TpMatches, SingleProcessIbpAndCrown) {
   // up to the order of sums; tolerance 1e-9 relative (observed ~1e-15).
   auto comm = dist::world();
   const auto sizes = GetParam();
-  Graph whole = build_relu_mlp(sizes, layers(3), std::make_shared<LocalParamStore>());
-  TpNetwork tp = tp_relu_mlp(sizes, layers(3), comm);
+  Graph whole = build_relu_mlp(sizes, seeded_layers(3), std::make_shared<LocalParamStore>());
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(3), comm);
   Box b = box(sizes.front(), 0.05);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(8);
   at::Tensor c = at::randn({3, sizes.back()}, gen, at::kDouble);
@@ -99,8 +91,8 @@ TEST(TpLocalIntermediate, SoundAndExactOnOneZone) {
   BoundOptions o;
   o.method = Method::Crown;
   for (auto sizes : {std::vector<int64_t>{12, 40, 5}, std::vector<int64_t>{10, 30, 30, 30, 4}}) {
-    Graph whole = build_relu_mlp(sizes, layers(4), std::make_shared<LocalParamStore>());
-    TpNetwork tp = tp_relu_mlp(sizes, layers(4), comm);
+    Graph whole = build_relu_mlp(sizes, seeded_layers(4), std::make_shared<LocalParamStore>());
+    TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(4), comm);
     Box b = box(sizes.front(), 0.1);
     BoundsResult one = compute_bounds(whole, b.lo, b.hi, o);
     BoundsResult many = tp_compute_bounds(tp, b.lo, b.hi, o, {}, local);
@@ -119,7 +111,7 @@ TEST(TpMemory, EachRankHoldsAndWorksOnItsBlocks) {
   const int p = comm->size();
   const std::vector<int64_t> sizes{64, 4096, 8};
   const int64_t whole = (64 * 4096 + 4096 + 4096 * 8 + 8) * 8;
-  TpNetwork tp = tp_relu_mlp(sizes, layers(6), comm);
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(6), comm);
   EXPECT_LE(tp.local_bytes(), whole / p + 8 * 8 + 2 * 4096 * 8 / p);
   Box b = box(64, 0.01);
   for (Method m : {Method::Ibp, Method::Crown}) {
