@@ -104,8 +104,7 @@ bool TpSearch::bound(TpDomain& d, int first, const std::vector<Interval>* parent
   bool empty = false;
   for (const Interval& b : st.pre) empty = empty || (b.lower > b.upper).any().item<bool>();  // l > u: no input
   if (any_rank(empty)) return false;
-  d.pre = std::move(st.pre);
-  st.pre = d.pre;
+  d.pre = st.pre;
   TpPassRows keep;
   at::Tensor lb = same_everywhere(net_.comm(), tp_crown_lower(net_, st, static_cast<int>(net_.layers().size()) - 1,
                                                               0, DenseA::make(p_.c), false, &keep));
