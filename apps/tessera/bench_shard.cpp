@@ -1,4 +1,5 @@
-// `tessera bench shard`: FSDP and tensor parallelism on wide random MLPs (784 -> h x L -> 10),
+// `tessera bench shard`: FSDP and tensor parallelism on wide random MLPs (n -> h x L -> 10,
+// n = --inputs, 784 by default, 3072 for CIFAR-sized inputs),
 // or with --cnn on random CNNs (3x32x32 -> L x (conv 3x3 stride 2, h channels, ReLU) -> 10).
 // For each width, depth, method and shard mode (none, fsdp, tp, tp-local: TP with zone-local
 // intermediate bounds), one JSON line with every rank's baseline bytes (network built,
@@ -38,14 +39,15 @@ struct BenchShardOptions {
   int iterations = 5;               // alpha-CROWN steps
   bool reference = true;            // run `none` first and report differences against it
   bool cnn = false;                 // widths are conv channels, depths conv layers
+  int64_t inputs = 784;             // MLP inputs
 };
 
 /// Inputs of the benchmark's networks.
-int64_t input_size(const BenchShardOptions& o) { return o.cnn ? 3 * 32 * 32 : 784; }
+int64_t input_size(const BenchShardOptions& o) { return o.cnn ? 3 * 32 * 32 : o.inputs; }
 
 /// Parameters of the MLP or CNN of width h and depth L.
 int64_t parameter_count(const BenchShardOptions& o, int64_t h, int depth) {
-  if (!o.cnn) return 784 * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
+  if (!o.cnn) return o.inputs * h + (depth - 1) * h * h + 10 * h + depth * h + 10;
   int64_t side = 32, n = 3 * 9 * h + h;  // first conv
   for (int k = 0; k < depth; ++k) side = (side - 1) / 2 + 1;
   n += (depth - 1) * (h * 9 * h + h);
@@ -75,7 +77,7 @@ Network make_network(const BenchShardOptions& o, int64_t h, int depth, const std
     net.graph = std::move(g);
     return net;
   }
-  std::vector<int64_t> sizes{784};
+  std::vector<int64_t> sizes{o.inputs};
   for (int i = 0; i < depth; ++i) sizes.push_back(h);
   sizes.push_back(10);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
@@ -152,8 +154,9 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
                              {"baseline_bytes", per_rank(r.memory.baseline_bytes)},
                              {"peak_bytes", per_rank(r.memory.peak_bytes)}, {"seconds", r.seconds},
                              {"alpha_iterations", r.bounds.iterations},
+                             {"weight_block_bytes", lirpa::weight_block_bytes()},
                              {"lower", to_vector(r.bounds.lower)}, {"upper", to_vector(r.bounds.upper)}};
-      if (!o.cnn) line["largest_weight_bytes"] = std::max(784 * h, (depth > 1 ? h * h : 0)) * 8;
+      if (!o.cnn) line["largest_weight_bytes"] = std::max(o.inputs * h, (depth > 1 ? h * h : 0)) * 8;
       if (reference.count(name)) {
         line["max_bound_difference"] = max_difference(r.bounds, reference[name]);
         line["bound_scale"] = reference[name].upper.abs().max().item<double>();
@@ -193,6 +196,7 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
       ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp", "tp-local"}));
   cmd->add_flag("--cnn", o->cnn, "random CNNs 3x32x32 -> depth x (conv 3x3 stride 2 pad 1, width channels, "
                                  "ReLU) -> Flatten -> Linear 10 instead of MLPs");
+  cmd->add_option("--inputs", o->inputs, "inputs of the MLPs (784; 3072 for CIFAR-sized)")->check(CLI::PositiveNumber);
   cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
   cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
   cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);

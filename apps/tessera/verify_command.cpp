@@ -11,11 +11,13 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "allocator_tuning.h"
 #include "commands.h"
@@ -75,6 +77,8 @@ void write_json(const VerifyCli& o, const lirpa::VerifyResult& r, int ranks, con
 
 /// How long after the deadline the watchdog answers for a run that has not.
 constexpr double kWatchdogGrace = 0.5;
+/// Under MPI, how long a rank other than 0 waits for rank 0 to end the job.
+constexpr int kWatchdogAbortWait = 5;
 
 int run_verify(const VerifyCli& o) {
   keep_freed_memory();
@@ -86,17 +90,25 @@ int run_verify(const VerifyCli& o) {
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.
   const double total = opt.timeout, left = std::max(total - core::seconds_since_process_start(), 0.0);
   opt.timeout = std::max(left, 1e-3);
-  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&o, total, root] {
-    if (!root) return;  // rank 0 answers; every rank's watchdog ends its process
-    lirpa::VerifyResult r;
-    r.verdict = lirpa::Verdict::Timeout;
-    r.seconds = core::seconds_since_process_start();
-    r.reason = "the run overran its timeout of " + std::to_string(total) + " s; stopped by the watchdog";
-    try {
-      answer(o, r);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
+  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&o, total, root, comm] {
+    if (root) {  // rank 0 answers
+      lirpa::VerifyResult r;
+      r.verdict = lirpa::Verdict::Timeout;
+      r.seconds = core::seconds_since_process_start();
+      r.reason = "the run overran its timeout of " + std::to_string(total) + " s; stopped by the watchdog";
+      try {
+        answer(o, r);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+      }
+      std::fflush(stdout);
     }
+    if (comm->size() == 1) return;  // the watchdog exits with code 0
+    // Under mpirun a rank that exits without MPI_Finalize fails the job; the main threads
+    // may be inside a collective, so the job is ended by MPI_Abort with code 0 (mpirun then
+    // exits 0). Rank 0 does it once it has answered; the others only if it has not (gone).
+    if (!root) std::this_thread::sleep_for(std::chrono::seconds(kWatchdogAbortWait));
+    comm->abort(0, "tessera verify: the watchdog ended every rank at the timeout");
   });
   const bool sharded = (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState) && comm->size() > 1;
   opt.shard_state = shard == lirpa::ShardMode::FsdpState;  // batches of sub-domains split across ranks

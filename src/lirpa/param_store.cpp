@@ -4,9 +4,50 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <atomic>
+
 #include "tessera/core/error.h"
 
 namespace tessera::lirpa {
+namespace detail {
+
+void check_block(const std::vector<int64_t>& shape, int dim, int64_t start, int64_t n, const std::string& key) {
+  TESSERA_CHECK(shape.size() == 2, InvalidInput, "parameter '", key, "' is not a matrix");
+  TESSERA_CHECK(start >= 0 && n >= 0 && start + n <= shape[dim], InvalidInput, "block [", start, ", ",
+                start + n, ") is outside dimension ", dim, " of parameter '", key, "' (", shape[dim], ")");
+}
+
+}  // namespace detail
+namespace {
+
+std::atomic<int64_t> g_weight_block_bytes{int64_t{2} << 20};
+
+}  // namespace
+
+int64_t weight_block_bytes() { return g_weight_block_bytes.load(); }
+
+int64_t set_weight_block_bytes(int64_t bytes) {
+  TESSERA_CHECK(bytes >= 1, InvalidInput, "weight block bytes must be positive, got ", bytes);
+  return g_weight_block_bytes.exchange(bytes);
+}
+
+int64_t weight_block_width(int64_t extent, int64_t slice_bytes) {
+  const int64_t budget = weight_block_bytes();
+  if (extent * slice_bytes <= budget) return std::max<int64_t>(extent, 1);
+  const int64_t width = std::max<int64_t>(budget / std::max<int64_t>(slice_bytes, 1) / 64 * 64, 64);
+  return std::min(width, extent);
+}
+
+at::Tensor ParamStore::get_columns(const std::string& key, at::ScalarType dtype, int64_t c0, int64_t n) const {
+  detail::check_block(shape(key), 1, c0, n, key);
+  return get(key, dtype).narrow(1, c0, n).contiguous();
+}
+
+at::Tensor ParamStore::get_rows(const std::string& key, at::ScalarType dtype, int64_t r0, int64_t n) const {
+  detail::check_block(shape(key), 0, r0, n, key);
+  return get(key, dtype).narrow(0, r0, n).contiguous();
+}
 
 bool LocalParamStore::contains(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -39,6 +80,10 @@ void LocalParamStore::put(const std::string& key, at::Tensor value) {
   for (auto it = converted_.begin(); it != converted_.end();) {
     it = it->first.first == key ? converted_.erase(it) : std::next(it);
   }
+}
+
+std::vector<int64_t> LocalParamStore::shape(const std::string& key) const {
+  return get_raw(key).sizes().vec();
 }
 
 std::vector<std::string> LocalParamStore::keys() const {

@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/graph.h"
@@ -99,6 +101,39 @@ at::Tensor ShardedParamStore::get(const std::string& key, at::ScalarType dtype) 
   at::Tensor whole = get_raw(key).to(dtype).contiguous();
   remember(key, whole);
   return whole;
+}
+
+std::vector<int64_t> ShardedParamStore::shape(const std::string& key) const { return entry(key).shape; }
+
+at::Tensor ShardedParamStore::get_columns(const std::string& key, at::ScalarType dtype, int64_t c0,
+                                          int64_t n) const {
+  const Entry& e = entry(key);
+  detail::check_block(e.shape, 1, c0, n, key);
+  if (e.replicated) return e.block.narrow(1, c0, n).to(dtype).contiguous();
+  if (at::Tensor held = still_alive(key, dtype); held.defined()) return held.narrow(1, c0, n).contiguous();
+  ++gathers_;
+  // W[:, c0:c0+n] = concatenation over ranks of W[rows_r, c0:c0+n]
+  at::Tensor mine = e.block.narrow(1, c0, n).contiguous();
+  return comm_->all_gather(mine, e.counts).to(dtype).contiguous();
+}
+
+at::Tensor ShardedParamStore::get_rows(const std::string& key, at::ScalarType dtype, int64_t r0, int64_t n) const {
+  const Entry& e = entry(key);
+  detail::check_block(e.shape, 0, r0, n, key);
+  if (e.replicated) return e.block.narrow(0, r0, n).to(dtype).contiguous();
+  if (at::Tensor held = still_alive(key, dtype); held.defined()) return held.narrow(0, r0, n).contiguous();
+  ++gathers_;
+  // rank r holds rows [s_r, s_r + count_r); it sends their intersection with [r0, r0 + n)
+  std::vector<int64_t> counts(e.counts.size());
+  int64_t start = 0, my_first = 0;
+  for (size_t r = 0; r < e.counts.size(); ++r) {
+    const int64_t lo = std::max(start, r0), hi = std::min(start + e.counts[r], r0 + n);
+    counts[r] = std::max<int64_t>(hi - lo, 0);
+    if (static_cast<int>(r) == comm_->rank()) my_first = lo - start;
+    start += e.counts[r];
+  }
+  at::Tensor mine = e.block.narrow(0, counts[comm_->rank()] > 0 ? my_first : 0, counts[comm_->rank()]);
+  return comm_->all_gather(mine.contiguous(), counts).to(dtype).contiguous();
 }
 
 void ShardedParamStore::put(const std::string& key, at::Tensor value) {

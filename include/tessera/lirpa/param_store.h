@@ -6,6 +6,12 @@
 /// time. The single-process `LocalParamStore` returns the full tensor (converted to the
 /// requested dtype, cached); a sharded store can gather it on request instead.
 ///
+/// Large matrices can also be used in blocks (`get_columns`, `get_rows`): a Linear
+/// operator computes `x W` one block of `weight_block_bytes()` columns at a time, so a
+/// sharded store never holds a whole gathered weight. The block widths depend only on the
+/// shapes and this setting, never on the store, so the same BLAS calls run on the same
+/// values whether the weight is whole or sharded.
+///
 /// @code
 ///   auto store = std::make_shared<tessera::lirpa::LocalParamStore>();
 ///   store->put("fc1.weight", w);
@@ -35,7 +41,27 @@ class ParamStore {
   virtual void put(const std::string& key, at::Tensor value) = 0;
   /// Every key, sorted.
   virtual std::vector<std::string> keys() const = 0;
+  /// Shape of the tensor under `key` (never gathers).
+  virtual std::vector<int64_t> shape(const std::string& key) const = 0;
+  /// Columns [c0, c0 + n) of the matrix under `key`, contiguous, in `dtype`.
+  virtual at::Tensor get_columns(const std::string& key, at::ScalarType dtype, int64_t c0, int64_t n) const;
+  /// Rows [r0, r0 + n) of the matrix under `key`, contiguous, in `dtype`.
+  virtual at::Tensor get_rows(const std::string& key, at::ScalarType dtype, int64_t r0, int64_t n) const;
 };
+
+/// Bytes of one block of a weight matrix used blockwise (default 2 MiB; process-wide).
+int64_t weight_block_bytes();
+/// Sets `weight_block_bytes()` (at least 1); returns the previous value.
+int64_t set_weight_block_bytes(int64_t bytes);
+/// Width of the blocks along a dimension of `extent` slices of `slice_bytes` each: a
+/// multiple of 64 (at least 64) with at most `weight_block_bytes()` per block, or
+/// `extent` when the whole matrix fits in one block.
+int64_t weight_block_width(int64_t extent, int64_t slice_bytes);
+
+namespace detail {
+/// Throws InvalidInput unless `shape` is a matrix and [start, start + n) lies in dimension `dim`.
+void check_block(const std::vector<int64_t>& shape, int dim, int64_t start, int64_t n, const std::string& key);
+}  // namespace detail
 
 /// Single-process store: keeps every tensor whole; conversions are cached per dtype.
 class LocalParamStore final : public ParamStore {
@@ -45,6 +71,7 @@ class LocalParamStore final : public ParamStore {
   at::Tensor get_raw(const std::string& key) const override;
   void put(const std::string& key, at::Tensor value) override;
   std::vector<std::string> keys() const override;
+  std::vector<int64_t> shape(const std::string& key) const override;
 
  private:
   std::map<std::string, at::Tensor> values_;

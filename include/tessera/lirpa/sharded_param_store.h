@@ -15,7 +15,9 @@
 /// store itself only keeps a weak reference, so it never extends a lifetime; since every
 /// rank runs the same passes, the tensors die at the same points everywhere and the ranks
 /// stay in step. Gathering only concatenates, so every value, and every bound computed from it, is
-/// bitwise the value of the single-process run.
+/// bitwise the value of the single-process run. A Linear operator asks for blocks of its
+/// weight instead (`get_columns`, `get_rows`, see param_store.h): then only one block of
+/// `weight_block_bytes()` is gathered at a time.
 ///
 /// @code
 ///   Graph g = load_onnx("net.onnx");                       // every rank loads the model
@@ -64,6 +66,11 @@ class ShardedParamStore final : public ParamStore {
   /// Keeps this rank's block of `value` (the same whole tensor must be put on every rank).
   void put(const std::string& key, at::Tensor value) override;
   std::vector<std::string> keys() const override;
+  std::vector<int64_t> shape(const std::string& key) const override;
+  /// Collective: columns [c0, c0 + n), gathered from every rank's rows (never the whole).
+  at::Tensor get_columns(const std::string& key, at::ScalarType dtype, int64_t c0, int64_t n) const override;
+  /// Collective: rows [r0, r0 + n), gathered from the ranks that hold them.
+  at::Tensor get_rows(const std::string& key, at::ScalarType dtype, int64_t r0, int64_t n) const override;
 
   /// Bytes of the blocks held here.
   int64_t local_bytes() const;

@@ -1,7 +1,11 @@
 // Linear: y = x W + b with a constant W [k, n] (ONNX Gemm, and MatMul with a constant on
-// the right). MatMul with the constant on the left is matmul_left.cpp.
+// the right). MatMul with the constant on the left is matmul_left.cpp. Large weights are
+// used in blocks of columns (forward, IBP) or rows (backward), see param_store.h.
 
 #include <ATen/ATen.h>
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 
 #include "lirpa/ops/op_util.h"
 #include "lirpa/ops/registry.h"
@@ -11,28 +15,150 @@ namespace tessera::lirpa::detail {
 
 std::shared_ptr<const BoundOp> make_matmul_left(std::string w_key, bool vector_input);
 
+namespace {
+
+using torch::autograd::Node;
+using torch::autograd::variable_list;
+
+/// True when `t` takes part in a differentiable computation (alpha-CROWN's slopes, PGD).
+bool on_tape(const at::Tensor& t) { return at::GradMode::is_enabled() && t.requires_grad(); }
+
+/// One operand of a product with W: y = x W, or y = x |W| when `absolute`.
+struct Operand {
+  at::Tensor x;
+  bool absolute;
+};
+
+int64_t column_block_width(const OpEnv& env, const std::vector<int64_t>& shape) {
+  return weight_block_width(shape[1], shape[0] * at::elementSize(env.dtype));
+}
+
+int64_t row_block_width(const OpEnv& env, const std::vector<int64_t>& shape) {
+  return weight_block_width(shape[0], shape[1] * at::elementSize(env.dtype));
+}
+
+/// y_i = x_i W (or x_i |W|) for every operand, one block of W's columns at a time:
+/// y[..., J] = x W[:, J]. Each block is a separate product with an unchanged sum over k,
+/// so a sharded store only ever gathers one block, once for all operands.
+std::vector<at::Tensor> times_column_blocks(const OpEnv& env, const std::string& key,
+                                            const std::vector<Operand>& operands) {
+  const std::vector<int64_t> shape = env.params.shape(key);  // [k, n]
+  const int64_t width = column_block_width(env, shape);
+  std::vector<at::Tensor> ys;
+  if (width >= shape[1]) {
+    at::Tensor w = env.params.get(key, env.dtype);
+    for (const Operand& o : operands) ys.push_back(at::matmul(o.x, o.absolute ? w.abs() : w));
+    return ys;
+  }
+  for (const Operand& o : operands) {
+    std::vector<int64_t> out_shape = o.x.sizes().vec();
+    out_shape.back() = shape[1];
+    ys.push_back(at::empty(out_shape, o.x.options()));
+  }
+  for (int64_t c0 = 0; c0 < shape[1]; c0 += width) {
+    const int64_t n = std::min(width, shape[1] - c0);
+    at::Tensor w = env.params.get_columns(key, env.dtype, c0, n);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const Operand& o = operands[i];
+      ys[i].narrow(-1, c0, n).copy_(at::matmul(o.x, o.absolute ? w.abs() : w));  // y_J = x W_J
+    }
+  }
+  return ys;
+}
+
+/// A_x = A_y W^T one block of W's rows at a time: A_x[..., I] = A_y W[I, :]^T.
+at::Tensor times_row_blocks_transposed(const OpEnv& env, const std::string& key, const at::Tensor& a) {
+  const std::vector<int64_t> shape = env.params.shape(key);  // [k, n]
+  const int64_t width = row_block_width(env, shape);
+  if (width >= shape[0]) return at::matmul(a, env.params.get(key, env.dtype).t());
+  std::vector<int64_t> out_shape = a.sizes().vec();
+  out_shape.back() = shape[0];
+  at::Tensor ax = at::empty(out_shape, a.options());
+  for (int64_t r0 = 0; r0 < shape[0]; r0 += width) {
+    const int64_t n = std::min(width, shape[0] - r0);
+    ax.narrow(-1, r0, n).copy_(at::matmul(a, env.params.get_rows(key, env.dtype, r0, n).t()));  // A_x,I = A_y W_I^T
+  }
+  return ax;
+}
+
+/// Backward of a blocked product with W: the weight is fetched again, block by block, as
+/// FSDP gathers a layer again in its backward pass, so the tape keeps no weight.
+/// Of y = x W: dL/dx = (dL/dy) W^T; of y = x W^T: dL/dx = (dL/dy) W.
+class WeightProductBackward final : public Node {
+ public:
+  WeightProductBackward(const ParamStore* store, std::string key, at::ScalarType dtype, bool transposed)
+      : store_(store), key_(std::move(key)), dtype_(dtype), transposed_(transposed) {}
+  std::string name() const override { return "tessera::WeightProductBackward"; }
+
+  variable_list apply(variable_list&& grads) override {
+    // every rank joins the gathers, also when its loss did not reach this product
+    at::Tensor g = grads[0].defined() ? grads[0] : at::zeros(shape_, options_);
+    const OpEnv env{*store_, dtype_};
+    if (transposed_) return {times_column_blocks(env, key_, {{g, false}})[0]};
+    return {times_row_blocks_transposed(env, key_, g)};
+  }
+
+  std::vector<int64_t> shape_;
+  at::TensorOptions options_;
+
+ private:
+  const ParamStore* store_;  ///< the graph's store: outlives the pass that records this node
+  std::string key_;
+  at::ScalarType dtype_;
+  bool transposed_;
+};
+
+/// y = x W (or x W^T when `transposed`) in blocks; on alpha-CROWN's or PGD's tape the
+/// product is recorded with a backward that gathers the blocks again. A weight that fits
+/// one block is used whole, and autograd keeps it as usual.
+at::Tensor weight_product(const OpEnv& env, const std::string& key, const at::Tensor& x, bool transposed) {
+  const std::vector<int64_t> shape = env.params.shape(key);
+  const bool one_block = transposed ? row_block_width(env, shape) >= shape[0]
+                                    : column_block_width(env, shape) >= shape[1];
+  const bool tape = on_tape(x);
+  if (one_block || !tape) {
+    return transposed ? times_row_blocks_transposed(env, key, x) : times_column_blocks(env, key, {{x, false}})[0];
+  }
+  at::Tensor y = transposed ? times_row_blocks_transposed(env, key, x.detach())
+                            : times_column_blocks(env, key, {{x.detach(), false}})[0];
+  std::shared_ptr<WeightProductBackward> node(new WeightProductBackward(&env.params, key, env.dtype, transposed),
+                                              torch::autograd::deleteNode);
+  node->shape_ = y.sizes().vec();
+  node->options_ = y.options();
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  torch::autograd::set_history(y, node);
+  return y;
+}
+
+}  // namespace
+
 class LinearOp final : public BoundOp {
  public:
   LinearOp(std::string w, std::string b) : w_(std::move(w)), b_(std::move(b)) {}
   std::string type() const override { return "Linear"; }
 
   at::Tensor forward(const OpEnv& env, const std::vector<at::Tensor>& x) const override {
-    at::Tensor y = at::matmul(x[0], env.params.get(w_, env.dtype));  // y = x W
-    if (!b_.empty()) y = y + env.params.get(b_, env.dtype);          // + b
+    at::Tensor y = weight_product(env, w_, x[0], false);  // y = x W
+    if (!b_.empty()) y = y + env.params.get(b_, env.dtype);  // + b
     return y;
   }
 
   Interval ibp(const OpEnv& env, const std::vector<Interval>& x) const override {
-    at::Tensor w = env.params.get(w_, env.dtype);
-    at::Tensor yc = at::matmul(center(x[0]), w);     // W c
-    at::Tensor yr = at::matmul(radius(x[0]), w.abs());  // |W| r
+    at::Tensor c = center(x[0]), r = radius(x[0]);
+    at::Tensor yc, yr;  // W c, |W| r
+    if (on_tape(c) || on_tape(r)) {  // differentiable IBP: whole, autograd keeps W
+      at::Tensor w = env.params.get(w_, env.dtype);
+      yc = at::matmul(c, w), yr = at::matmul(r, w.abs());
+    } else {
+      auto y = times_column_blocks(env, w_, {{c, false}, {r, true}});
+      yc = y[0], yr = y[1];
+    }
     if (!b_.empty()) yc = yc + env.params.get(b_, env.dtype);
     return {yc - yr, yc + yr};
   }
 
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
-    at::Tensor w = env.params.get(w_, env.dtype);
-    at::Tensor ax = at::matmul(a->dense(env.dtype), w.t());  // A_x = A_y W^T
+    at::Tensor ax = weight_product(env, w_, a->dense(env.dtype), true);  // A_x = A_y W^T
     at::Tensor bias = b_.empty() ? at::Tensor() : a->contract(env.params.get(b_, env.dtype));
     return {{DenseA::make(ax)}, bias};
   }

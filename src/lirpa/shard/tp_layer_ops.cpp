@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "lirpa/shard/tp_detail.h"
+#include "tessera/lirpa/param_store.h"
 #include "tessera/core/error.h"
 
 namespace tessera::lirpa::detail {
@@ -31,8 +32,17 @@ at::Tensor tp_apply(const TpLayer& l, const at::Tensor& x, at::ScalarType dtype,
   const int64_t n = x.size(0), n_out = tp_local_out(l);
   if (n == 0 || n_out == 0 || tp_local_in(l) == 0) return at::zeros({n, n_out}, x.options().dtype(dtype));
   if (!l.is_conv()) {
-    at::Tensor w = l.weight_t.to(dtype);
-    return at::matmul(x.to(dtype), abs ? w.abs() : w);  // x W^T  (or x |W|^T)
+    at::Tensor w = l.weight_t.to(dtype), xd = x.to(dtype);
+    if (!abs) return at::matmul(xd, w);  // x W^T
+    // x |W|^T one block of columns at a time (param_store.h): |W| is never whole
+    const int64_t width = weight_block_width(n_out, w.size(0) * at::elementSize(dtype));
+    if (width >= n_out) return at::matmul(xd, w.abs());
+    at::Tensor y = at::empty({n, n_out}, xd.options());
+    for (int64_t c0 = 0; c0 < n_out; c0 += width) {
+      const int64_t m = std::min(width, n_out - c0);
+      y.narrow(1, c0, m).copy_(at::matmul(xd, w.narrow(1, c0, m).abs()));  // y_J = x |W_J|^T
+    }
+    return y;
   }
   at::Tensor k = l.kernel.to(dtype);
   std::vector<int64_t> in = local_in_shape(l);

@@ -15,6 +15,7 @@
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/graph.h"
 #include "tessera/lirpa/mlp_builder.h"
+#include "tessera/lirpa/param_store.h"
 
 namespace tessera::lirpa::testing {
 
@@ -67,5 +68,14 @@ inline MlpLayerFn seeded_layers(int64_t seed) {
                      at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
   };
 }
+
+/// Sets the process-wide weight block size (param_store.h) for one scope.
+struct BlockBytes {
+  explicit BlockBytes(int64_t bytes) : old(set_weight_block_bytes(bytes)) {}
+  ~BlockBytes() { set_weight_block_bytes(old); }
+  BlockBytes(const BlockBytes&) = delete;
+  BlockBytes& operator=(const BlockBytes&) = delete;
+  int64_t old;
+};
 
 }  // namespace tessera::lirpa::testing

@@ -17,6 +17,7 @@
 namespace tessera::lirpa {
 namespace {
 
+using testing::BlockBytes;
 using testing::expect_same_on_every_rank;
 
 using Builder = std::string (*)();
@@ -143,6 +144,72 @@ TEST(ShardedParamStore, AlphaCrownTapeHoldsEachWeightOnce) {
   };
   const int64_t one = increase(whole), many = increase(sharded);
   EXPECT_LE(many, one + store->full_bytes() + 64 * 1024) << "gathered weights held more than once";
+}
+
+TEST(ShardedParamStore, GathersBlocksOfColumnsAndRows) {
+  auto comm = dist::world();
+  ShardedParamStore store(comm);
+  at::Tensor w = at::arange(9 * 5, at::kDouble).reshape({9, 5});  // rows split unequally at P = 2, 4
+  store.put("w", w);
+  EXPECT_EQ(store.shape("w"), (std::vector<int64_t>{9, 5}));
+  for (auto [c0, n] : {std::pair<int64_t, int64_t>{0, 5}, {1, 3}, {4, 1}, {2, 0}}) {
+    EXPECT_TRUE(at::equal(store.get_columns("w", at::kFloat, c0, n), w.narrow(1, c0, n).to(at::kFloat)));
+  }
+  // row ranges inside one rank's block and across every boundary
+  for (int64_t r0 = 0; r0 < 9; ++r0) {
+    for (int64_t n = 0; r0 + n <= 9; n += 2) {
+      EXPECT_TRUE(at::equal(store.get_rows("w", at::kDouble, r0, n), w.narrow(0, r0, n))) << r0 << " " << n;
+    }
+  }
+  EXPECT_THROW(store.get_columns("w", at::kDouble, 3, 3), Error);
+  EXPECT_THROW(store.get_rows("w", at::kDouble, -1, 2), Error);
+  LocalParamStore local;
+  local.put("w", w);
+  EXPECT_TRUE(at::equal(local.get_rows("w", at::kDouble, 2, 5), w.narrow(0, 2, 5)));
+  EXPECT_TRUE(at::equal(local.get_columns("w", at::kDouble, 1, 2), w.narrow(1, 1, 2)));
+}
+
+TEST(ShardedParamStore, WeightsUsedInBlocksKeepTheBitsAndNeverGatherAWholeWeight) {
+  // 128 KiB blocks: the 256x256 float64 weights (512 KiB) are used 64 columns or rows at a
+  // time, with blocks crossing the ranks' row boundaries. Bounds stay bitwise those of one
+  // process (which uses the same blocks), IBP holds one block of W and |W| at a time
+  // (whole, it held W and |W|: twice the weight), and alpha-CROWN's tape holds no gathered
+  // weight (one process's tape refers to the store's tensors: no copy).
+  core::MemoryLedger::install();
+  BlockBytes blocks(128 * 1024);
+  auto comm = dist::world();
+  at::manual_seed(13);
+  std::string bytes = testing::random_mlp(40, {256, 256, 200}, 4, "Relu");
+  Graph whole = load_onnx_bytes(bytes), sharded = load_onnx_bytes(bytes);
+  auto store = shard_parameters(sharded, comm);
+  const int64_t weight = 256 * 256 * 8;
+  at::Tensor lo = at::zeros({40}, at::kDouble), hi = at::full({40}, 0.3, at::kDouble);
+  for (Method m : {Method::Ibp, Method::Crown, Method::AlphaCrown}) {
+    BoundOptions o;
+    o.method = m;
+    o.alpha.iterations = 3;
+    core::MemoryPhase one_phase("bounds");
+    BoundsResult one = compute_bounds(whole, lo, hi, o);
+    const int64_t one_peak = one_phase.finish().peak_increase();
+    core::MemoryPhase phase("bounds");
+    BoundsResult many = compute_bounds(sharded, lo, hi, o);
+    auto rec = phase.finish();
+    EXPECT_TRUE(at::equal(one.lower, many.lower)) << method_name(m);
+    EXPECT_TRUE(at::equal(one.upper, many.upper)) << method_name(m);
+    if (m == Method::Ibp) EXPECT_LT(rec.peak_increase(), weight) << "a whole weight was gathered";
+    // alpha-CROWN's tape keeps no gathered weight: its backward gathers the blocks again
+    if (m == Method::AlphaCrown) EXPECT_LT(rec.peak_increase(), one_peak + weight / 2) << "weights on the tape";
+  }
+  // blocks only regroup independent products: the bounds of whole-matrix products agree
+  BlockBytes unblocked(int64_t{1} << 40);
+  BoundOptions o;
+  o.method = Method::Crown;
+  BoundsResult blocked_crown = [&] {
+    BlockBytes again(128 * 1024);
+    return compute_bounds(whole, lo, hi, o);
+  }();
+  BoundsResult whole_crown = compute_bounds(whole, lo, hi, o);
+  EXPECT_TRUE(at::allclose(blocked_crown.lower, whole_crown.lower, 1e-12, 1e-12));
 }
 
 }  // namespace

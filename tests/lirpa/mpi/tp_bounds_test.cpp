@@ -123,6 +123,29 @@ TEST(TpMemory, EachRankHoldsAndWorksOnItsBlocks) {
   }
 }
 
+TEST(TpMemory, IbpTakesAbsoluteWeightsInBlocks) {
+  // With 4 KiB weight blocks, x |W|^T runs 64 columns at a time (the block of |W| is never
+  // whole on a rank): same IBP and CROWN bounds as with the whole block, and the IBP peak
+  // stays below the rank's block of W (whole, |W| alone was that large).
+  core::MemoryLedger::install();
+  auto comm = dist::world();
+  const std::vector<int64_t> sizes{40, 512, 10};
+  TpNetwork tp = tp_relu_mlp(sizes, seeded_layers(8), comm);
+  Box b = box(40, 0.05);
+  for (Method m : {Method::Ibp, Method::Crown}) {
+    BoundOptions o;
+    o.method = m;
+    BoundsResult whole = tp_compute_bounds(tp, b.lo, b.hi, o);
+    testing::BlockBytes blocks(4096);
+    core::MemoryPhase phase("tp");
+    BoundsResult blocked = tp_compute_bounds(tp, b.lo, b.hi, o);
+    const int64_t peak = phase.finish().peak_increase();
+    EXPECT_TRUE(at::allclose(whole.lower, blocked.lower, 1e-12, 1e-12)) << method_name(m);
+    EXPECT_TRUE(at::allclose(whole.upper, blocked.upper, 1e-12, 1e-12)) << method_name(m);
+    if (m == Method::Ibp) EXPECT_LT(peak, 40 * 512 * 8 / comm->size()) << "a whole |W| block at P = " << comm->size();
+  }
+}
+
 TEST(TpFromGraph, OnnxMlpMatchesAndOtherOperatorsAreUnsupported) {
   auto comm = dist::world();
   at::manual_seed(7);

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Usage: verify_timeout_mpi.sh TESSERA WORKDIR MPIRUN...
+# `verify --shard fsdp` at 2 ranks on a random 784 -> 1024 x 2 -> 10 MLP whose property
+# needs ReLU branch and bound, with a 3 s timeout: a branch-and-bound step outlasts it, so
+# the watchdog answers. The last line of stdout must be `timeout` and mpirun must exit 0
+# (a rank that exits without MPI_Finalize would make mpirun fail the job).
+set -eu
+tessera=$1 dir=$2
+shift 2
+here=$(dirname "$0")
+/usr/bin/python3 "$here/../../bench/wide_mlp_instance.py" "$dir" --threshold -0.8 > /dev/null
+set +e
+"$@" -np 2 "$tessera" --threads 1 verify "$dir/mlp_784x1024x1024x10.onnx" "$dir/mlp_784x1024x1024x10.vnnlib" \
+  --shard fsdp --timeout 3 --quiet > "$dir/stdout.txt" 2> "$dir/stderr.txt"
+rc=$?
+tail -n 1 "$dir/stdout.txt"
+echo "rc=$rc"
