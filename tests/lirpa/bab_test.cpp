@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
@@ -72,6 +73,26 @@ TEST(LirpaBab, SmearPicksLargestCoefficientTimesWidth) {
   EXPECT_EQ(smear_dimension(a, at::ones({1}, at::kLong), l, u).item<int64_t>(), 2);
   at::Tensor v = minimising_vertex(a, rows, l, u);
   EXPECT_TRUE(at::equal(v, at::tensor({0.0, 0.1, 0.0}, at::kDouble).reshape({1, 3})));
+}
+
+TEST(LirpaBab, ThinDimensionsAreRelativeToTheRootBox) {
+  // root widths 0.08, 1, 1, 0.05, 0.05 (ACAS Xu prop_1); the box of the stuck 3_9 prop_1 search:
+  // x0, x2, x3 sliced to relative widths 2e-3, 6e-5, 4e-3, x1 at 1/8, x4 whole
+  at::Tensor root = at::tensor({0.08, 1.0, 1.0, 0.05, 0.05}, at::kDouble);
+  at::Tensor l = at::tensor({0.6, -0.125, -0.15631, 0.4748, -0.5, /*box 1*/ 0.6, -0.5, -0.5, 0.45, -0.5}, at::kDouble)
+                     .reshape({2, 5});
+  at::Tensor u = at::tensor({0.60016, 0.0, -0.15625, 0.475, -0.45, /*box 1*/ 0.68, 0.5, 0.5, 0.5, -0.45}, at::kDouble)
+                     .reshape({2, 5});
+  at::Tensor rel = relative_widths(root, l, u);
+  EXPECT_NEAR(rel[0][4].item<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(rel[0][1].item<double>(), 0.125, 1e-12);
+  at::Tensor thin = thin_dimensions(root, l, u, 1.0 / 32);
+  std::vector<bool> want = {true, false, true, true, false};  // 1/8 >= 1/32 of the widest (x4): kept
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(thin[0][i].item<bool>(), want[i]) << i;
+  EXPECT_FALSE(thin[1].any().item<bool>());  // the root box itself: nothing thin (x0 0.08 wide is whole)
+  EXPECT_TRUE(thin_dimensions(root, l, u, 1.0)[0].logical_not().sum().item<int64_t>() == 1);  // only the widest
+  // a box of one point: every relative width 0, nothing is below 0 * ratio
+  EXPECT_FALSE(thin_dimensions(root, l.slice(0, 1), l.slice(0, 1), 0.5).any().item<bool>());
 }
 
 TEST(LirpaBab, SplitChildrenSetBothSigns) {

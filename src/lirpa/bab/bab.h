@@ -74,6 +74,14 @@ at::Tensor smear_dimension(const at::Tensor& a, const at::Tensor& rows, const at
 /// halves then the upper halves. The two halves share the midpoint, so they cover the box.
 std::pair<at::Tensor, at::Tensor> bisect(const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& dims);
 
+/// Widths of boxes [B, n] relative to the root box's (root_width [n]): (u_i - l_i) / (U_i - L_i).
+at::Tensor relative_widths(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu);
+
+/// Input splitting's guard against slicing a box ever thinner along a few dimensions: [B, n]
+/// bool, true where the relative width is below `ratio` times the box's largest relative width
+/// (the relatively widest dimension is never thin). Thin dimensions are no split candidates.
+at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu, double ratio);
+
 /// The vertex of each box minimising the linear function a (best row): x_i = l_i if a_i > 0 else u_i.
 at::Tensor minimising_vertex(const at::Tensor& a, const at::Tensor& rows, const at::Tensor& xl, const at::Tensor& xu);
 

@@ -18,6 +18,16 @@
 #include "lirpa/bab/input_bounds.h"
 
 namespace tessera::lirpa::detail {
+
+at::Tensor relative_widths(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu) {
+  return (xu - xl) / root_width.reshape({1, -1}).clamp_min(1e-300);  // (u_i - l_i) / (U_i - L_i)
+}
+
+at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu, double ratio) {
+  at::Tensor rel = relative_widths(root_width, xl, xu);
+  return rel < std::get<0>(rel.max(1, /*keepdim=*/true)) * ratio;
+}
+
 namespace {
 
 /// Boxes with their score (best row's lower bound) and smear scores, as rows of one
@@ -138,6 +148,17 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
   return at::cat({ol, ou, b.score.index_select(0, open).unsqueeze(1), smear}, 1);
 }
 
+/// Split choice guards (bench/RESULTS.md, 2026-11-30 session 7). The choice compares one
+/// bisection per candidate, and CROWN's bound is not monotone in the box: on ACAS Xu 3_9
+/// prop_1 the search sliced x0, x2, x3 down to relative widths 6e-5..4e-3 with x4 still whole
+/// (bisecting them: -31.318 -> -31.308; bisecting the wide x1 once: -45, into four: -0.9, into
+/// sixteen: proven). So dimensions thinner than kThinRatio times the box's widest (relative
+/// to the root box) are no candidates, and when no candidate's worse child gains kStallRatio
+/// of the box's |bound|, the relatively widest dimension is bisected (when a candidate).
+/// Only in the five-candidate search (`guarded`): in the two-candidate one they decided 1_1
+/// prop_3 and 3_3 prop_9 too but took 2_7 prop_1 from 1237 to 4471 domains.
+constexpr double kThinRatio = 1.0 / 32, kStallRatio = 0.01;
+
 /// The children of each box (bisected along one dimension; they cover the box) with their
 /// bounds. The `candidates` dimensions with the largest smear |a_i| (u_i - l_i) are each
 /// tried, and the one whose worse child has the best bound wins. Two and five (all of ACAS
@@ -148,9 +169,11 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 /// Hence the portfolio of input_split_bab below.
 std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
                                                         const at::Tensor& xu, const at::Tensor& smear,
-                                                        int64_t candidates) {
+                                                        int64_t candidates, const at::Tensor& parent, bool guarded) {
   const int64_t bsz = xl.size(0), m = std::min<int64_t>(candidates, xl.size(1));
-  at::Tensor dims = std::get<1>(smear.topk(m, 1));  // [B, m]
+  at::Tensor root = (p.xu - p.xl).to(at::kDouble);
+  at::Tensor thin = thin_dimensions(root, xl, xu, guarded ? kThinRatio : 0.0);  // [B, n]
+  at::Tensor dims = std::get<1>(smear.masked_fill(thin, -1).topk(m, 1));  // [B, m]: thin ones last
   std::vector<at::Tensor> ls, us;
   for (int64_t j = 0; j < m; ++j) {
     auto [cl, cu] = bisect(xl, xu, dims.select(1, j).contiguous());  // [2B, n]: lower halves, upper halves
@@ -160,8 +183,15 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
   Bounded all = bound_boxes(net, al, au, p);
   if (m == 1) return {al, au, all};
   at::Tensor worse = std::get<0>(all.score.reshape({m, 2, bsz}).min(1));  // [m, B]
-  at::Tensor best = worse.argmax(0);                                       // [B]
+  worse = worse.masked_fill(thin.gather(1, dims).t(), -std::numeric_limits<double>::infinity());
+  auto [best_worse, best] = worse.max(0);                                  // [B]
   at::Tensor box = at::arange(bsz, at::kLong);
+  if (guarded) {
+    // no candidate improves the box's bound: bisect its relatively widest dimension instead
+    at::Tensor stalled = best_worse <= parent + kStallRatio * parent.abs();
+    at::Tensor is_widest = dims == relative_widths(root, xl, xu).argmax(1, /*keepdim=*/true);  // [B, m]
+    best = at::where(stalled.logical_and(is_widest.any(1)), is_widest.to(at::kLong).argmax(1), best);
+  }
   at::Tensor pick = at::cat({2 * best * bsz + box, (2 * best + 1) * bsz + box});  // lower halves, upper halves
   Bounded b{all.score.index_select(0, pick), all.rows.index_select(0, pick), all.a.index_select(0, pick)};
   return {al.index_select(0, pick), au.index_select(0, pick), b};
@@ -203,7 +233,8 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   if (s.pool.size() == 0) return Step::Proven;
   auto t0 = Clock::now();
   at::Tensor todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
-  auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo), s.candidates);
+  auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo), s.candidates,
+                                 s.pool.score(todo), s.candidates > kCandidates[0]);
   out.visited += cl.size(0);
   ++s.it;
   at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});  // not verified yet
