@@ -210,6 +210,17 @@ TEST(ShardedParamStore, WeightsUsedInBlocksKeepTheBitsAndNeverGatherAWholeWeight
   }();
   BoundsResult whole_crown = compute_bounds(whole, lo, hi, o);
   EXPECT_TRUE(at::allclose(blocked_crown.lower, whole_crown.lower, 1e-12, 1e-12));
+  // the blocked products' own backward gives alpha-CROWN autograd's gradients: same steps
+  o.method = Method::AlphaCrown;
+  o.alpha.iterations = 5;
+  BoundsResult blocked_alpha = [&] {
+    BlockBytes again(128 * 1024);
+    return compute_bounds(whole, lo, hi, o);
+  }();
+  BoundsResult whole_alpha = compute_bounds(whole, lo, hi, o);
+  EXPECT_TRUE(at::allclose(blocked_alpha.lower, whole_alpha.lower, 1e-9, 1e-9)) << blocked_alpha.lower - whole_alpha.lower;
+  EXPECT_TRUE(at::allclose(blocked_alpha.upper, whole_alpha.upper, 1e-9, 1e-9)) << blocked_alpha.upper - whole_alpha.upper;
+  EXPECT_FALSE(at::allclose(whole_alpha.lower, whole_crown.lower, 1e-6, 1e-6)) << "alpha-CROWN did not move the bounds";
 }
 
 }  // namespace
