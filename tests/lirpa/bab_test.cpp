@@ -284,6 +284,51 @@ TEST(LirpaBab, InputBoxBoundsOfUnstableRowsAreSoundOnADeepNet) {
   EXPECT_GT((bb.lb - ref.lb).mean().item<double>(), -0.05 * (1 + ref.lb.abs().mean().item<double>()));
 }
 
+// Children bounded with their parent's layer bounds (branch and bound's inheritance): every
+// hidden pre-activation sampled in a child lies inside the child's bounds, those bounds lie
+// inside the parent's, the final bounds are sound, and on this deep net inheritance tightens
+// some bounds that CROWN of the child alone leaves looser than its parent's (it is not
+// monotone in the box), which is what the intersection is for. (Not pointwise tighter than
+// the child alone: tighter bounds below can flip an adaptive slope and loosen a later bound.)
+TEST(LirpaBab, ChildrenInheritTheirParentsLayerBounds) {
+  ReluNet net = random_net({5, 30, 30, 30, 30, 30, 5}, 31);
+  at::Tensor c = at::randn({4, 5}, at::kDouble), rhs = at::randn({4}, at::kDouble);
+  const int64_t boxes = 8;
+  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
+  at::Tensor xu = xl + at::rand({boxes, 5}, at::kDouble) * at::logspace(-2, 0.3, boxes, 10, at::kDouble).unsqueeze(1);
+  BoxBounds parent = bound_input_boxes(net, xl, xu, c, rhs);
+  auto [cl, cu] = bisect(xl, xu, at::randint(0, 5, {boxes}, at::kLong));  // child b and b + B lie in box b
+  LayerBounds inherited;
+  for (size_t k = 0; k < parent.layers.lower.size(); ++k) {
+    inherited.lower.push_back(parent.layers.lower[k].repeat({2, 1}));
+    inherited.upper.push_back(parent.layers.upper[k].repeat({2, 1}));
+  }
+  BoxBounds child = bound_input_boxes(net, cl, cu, c, rhs, &inherited);
+  BoxBounds alone = bound_input_boxes(net, cl, cu, c, rhs);
+  ASSERT_EQ(child.layers.lower.size(), 5u);
+  int64_t looser_alone = 0;
+  for (size_t k = 0; k < child.layers.lower.size(); ++k) {
+    EXPECT_TRUE((child.layers.lower[k] >= inherited.lower[k]).all().item<bool>()) << "layer " << k + 1;
+    EXPECT_TRUE((child.layers.upper[k] <= inherited.upper[k]).all().item<bool>()) << "layer " << k + 1;
+    looser_alone += (alone.layers.lower[k] < inherited.lower[k] - 1e-9).sum().item<int64_t>() +
+                    (alone.layers.upper[k] > inherited.upper[k] + 1e-9).sum().item<int64_t>();
+  }
+  EXPECT_GT(looser_alone, 0);
+  for (int64_t b = 0; b < 2 * boxes; ++b) {
+    at::Tensor x = cl[b] + (cu[b] - cl[b]) * at::rand({2000, 5}, at::kDouble);
+    x = at::cat({x, cl[b].unsqueeze(0), cu[b].unsqueeze(0)});
+    at::Tensor h = x;
+    for (int k = 0; k + 1 < net.layers(); ++k) {
+      at::Tensor z = at::matmul(h, net.w[k].t()) + net.b[k];  // z_{k+1} = W_k h_k + b_k
+      EXPECT_TRUE((z >= child.layers.lower[k][b] - 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
+      EXPECT_TRUE((z <= child.layers.upper[k][b] + 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
+      h = z.clamp_min(0);
+    }
+    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+    EXPECT_TRUE((std::get<0>(g.min(0)) >= child.lb[b] - 1e-9).all().item<bool>()) << "box " << b;
+  }
+}
+
 // The rows' linear bounds combined over the simplex bound max_k g_k soundly (sampled values
 // lie above), never below the best single row, and strictly above it where two rows each
 // fail on a different part of the box (g_1 = x, g_2 = -x on [-1, 1]: rows -1 each, max >= 0).

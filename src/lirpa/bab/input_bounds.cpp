@@ -104,7 +104,7 @@ void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus
 }  // namespace
 
 BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
-                            const at::Tensor& rhs) {
+                            const at::Tensor& rhs, const LayerBounds* parent) {
   at::NoGradGuard no_grad;
   const int64_t n = xl.size(1), bsz = xl.size(0);
   at::Tensor centre = (xl + xu) / 2, radius = (xu - xl) / 2;
@@ -119,6 +119,10 @@ BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::
   bounds.infeasible = at::zeros({bsz}, at::kBool);
   std::vector<Relax> relus;
   for (int layer = 1; layer < net.layers(); ++layer) {
+    if (parent) {  // [l, u] <- [l, u] ∩ the parent's (sound on the whole parent box)
+      l = at::max(l, parent->lower[layer - 1]);
+      u = at::max(at::min(u, parent->upper[layer - 1]), l);
+    }
     // backward CROWN of the neurons the forward bounds leave unstable (the others' bounds
     // do not enter any relaxation), with the relaxations of the layers below
     if (layer > 1) tighten_unstable(net, layer, relus, centre, radius, l, u);
@@ -134,7 +138,7 @@ BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::
   }
   DomainBatch d{xl, xu, {}};
   FinalBound fb = final_bound(net, d, bounds, c, rhs);
-  return {fb.lb, fb.a_input};
+  return {fb.lb, fb.a_input, std::move(bounds)};
 }
 
 at::Tensor conjunction_lower_bound(const at::Tensor& lb, const at::Tensor& a, const at::Tensor& xl,

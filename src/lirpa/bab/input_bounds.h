@@ -11,10 +11,13 @@
 // bounds of stable neurons do not enter any relaxation, so this equals CROWN of every
 // neuron at a fraction of its O(L^2 n_k^3) cost once the boxes are small.
 // Final bound: one backward CROWN pass of the K specification rows with those bounds.
+// A child box lies inside its parent, so the parent's layer bounds hold on it too: given,
+// they are intersected into the child's at every layer (tighter, and monotone in the box:
+// CROWN alone is not), before the backward pass picks the unstable neurons (fewer rows).
 
 #include <ATen/core/Tensor.h>
 
-#include "lirpa/verify/relu_net.h"
+#include "lirpa/verify/batch_crown.h"
 
 namespace tessera::lirpa::detail {
 
@@ -22,11 +25,13 @@ namespace tessera::lirpa::detail {
 struct BoxBounds {
   at::Tensor lb;       ///< [B, K] lower bound of each row (sound)
   at::Tensor a_input;  ///< [B, K, n] coefficients on x of each row's linear lower bound
+  LayerBounds layers;  ///< the hidden layers' pre-activation bounds used (sound on each box)
 };
 
 /// Bounds of C y - rhs over the boxes [xl, xu] ([B, n] float64 each; c [K, n_out], rhs [K]).
+/// `parent`: layer bounds sound on a superset of each box (row b for box b), or null.
 BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
-                            const at::Tensor& rhs);
+                            const at::Tensor& rhs, const LayerBounds* parent = nullptr);
 
 /// Lower bound over each box of max_k g_k (g = C y - rhs, a box is verified when it is > 0)
 /// from the rows' linear lower bounds g_k(x) >= a_k x + d_k of `bound_input_boxes`

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <tuple>
 
 #include "lirpa/attack/pgd.h"
@@ -30,11 +31,14 @@ at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, c
 
 namespace {
 
-/// Boxes with their score (best row's lower bound) and smear scores, as rows of one
-/// growable tensor [capacity, 3n + 1]: xl, xu, score, smear.
+/// Boxes with their score (best row's lower bound), smear scores and hidden layers' bounds,
+/// as rows of one growable tensor [capacity, 3n + 1 + 2H] (H hidden neurons): xl, xu, score,
+/// smear, then each layer's lower bounds, then each layer's upper bounds.
 class BoxStack {
  public:
-  explicit BoxStack(int64_t n) : n_(n), data_(at::empty({1024, 3 * n + 1}, at::kDouble)) {}
+  BoxStack(int64_t n, std::vector<int64_t> widths)
+      : n_(n), widths_(std::move(widths)), hidden_(std::accumulate(widths_.begin(), widths_.end(), int64_t{0})),
+        data_(at::empty({1024, 3 * n + 1 + 2 * hidden_}, at::kDouble)) {}
   int64_t size() const { return size_; }
   double min_score() const {
     return size_ ? data_.narrow(0, 0, size_).select(1, 2 * n_).min().item<double>() : 0.0;
@@ -78,6 +82,15 @@ class BoxStack {
   at::Tensor xu(const at::Tensor& rows) const { return rows.narrow(1, n_, n_); }
   at::Tensor score(const at::Tensor& rows) const { return rows.select(1, 2 * n_); }
   at::Tensor smear(const at::Tensor& rows) const { return rows.narrow(1, 2 * n_ + 1, n_); }
+  /// The boxes' hidden-layer bounds (views into `rows`).
+  LayerBounds layers(const at::Tensor& rows) const {
+    LayerBounds lb;
+    for (int64_t k = 0, col = 3 * n_ + 1; k < static_cast<int64_t>(widths_.size()); col += widths_[k++]) {
+      lb.lower.push_back(rows.narrow(1, col, widths_[k]));
+      lb.upper.push_back(rows.narrow(1, col + hidden_, widths_[k]));
+    }
+    return lb;
+  }
   /// The worst `m` boxes' centres (PGD starts).
   at::Tensor worst_centres(int64_t m) const {
     m = std::min(m, size_);
@@ -86,19 +99,37 @@ class BoxStack {
   }
 
  private:
-  int64_t n_, size_ = 0;
+  int64_t n_;
+  std::vector<int64_t> widths_;
+  int64_t hidden_, size_ = 0;
   at::Tensor data_;
 };
 
+std::vector<int64_t> hidden_widths(const ReluNet& net) {
+  std::vector<int64_t> w;
+  for (int k = 1; k < net.layers(); ++k) w.push_back(net.width(k));
+  return w;
+}
+
 struct Bounded {
   at::Tensor score, rows, a;  // [B], [B], [B, K, n]
+  LayerBounds layers;         // per hidden layer [B, n_k]
+  Bounded select(const at::Tensor& idx) const {
+    Bounded out{score.index_select(0, idx), rows.index_select(0, idx), a.index_select(0, idx), {}};
+    for (size_t k = 0; k < layers.lower.size(); ++k) {
+      out.layers.lower.push_back(layers.lower[k].index_select(0, idx));
+      out.layers.upper.push_back(layers.upper[k].index_select(0, idx));
+    }
+    return out;
+  }
 };
 
-Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const BabProblem& p) {
-  BoxBounds bb = bound_input_boxes(net, xl, xu, p.c, p.rhs);
+Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const BabProblem& p,
+                    const LayerBounds* parent) {
+  BoxBounds bb = bound_input_boxes(net, xl, xu, p.c, p.rhs, parent);
   at::Tensor rows = std::get<0>(best_rows(bb.lb));  // the best row drives the split choice
   // a box is verified when max_k g_k > margin on it: the rows' bounds combined
-  return {conjunction_lower_bound(bb.lb, bb.a_input, xl, xu), rows, bb.a_input};
+  return {conjunction_lower_bound(bb.lb, bb.a_input, xl, xu), rows, bb.a_input, std::move(bb.layers)};
 }
 
 // Tries points as counterexamples: cheap violation on the ReluNet, confirmation on the graph.
@@ -137,15 +168,18 @@ void report(BabContext& ctx, int64_t left, int64_t visited, double lower) {
   if (ctx.progress) ctx.progress(Progress{ctx.phase, left, visited, lower, ctx.elapsed()});
 }
 
-/// Rows of the unverified boxes (xl, xu, score, smear) for the stack; the smear of input i
-/// is |a_i| (u_i - l_i) for the best row's coefficients a (the width where all are zero).
+/// Rows of the unverified boxes (xl, xu, score, smear, layer bounds) for the stack; the smear
+/// of input i is |a_i| (u_i - l_i) for the best row's coefficients a (the width where all are zero).
 at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor& xl, const at::Tensor& xu) {
   at::Tensor ol = xl.index_select(0, open), ou = xu.index_select(0, open);
   at::Tensor a = b.a.index_select(0, open), rows = b.rows.index_select(0, open);
   at::Tensor ar = a.gather(1, rows.view({-1, 1, 1}).expand({a.size(0), 1, a.size(2)})).squeeze(1);
   at::Tensor smear = ar.abs() * (ou - ol);
   smear = at::where((std::get<0>(smear.max(1)) <= 0).unsqueeze(1), ou - ol, smear);
-  return at::cat({ol, ou, b.score.index_select(0, open).unsqueeze(1), smear}, 1);
+  std::vector<at::Tensor> parts{ol, ou, b.score.index_select(0, open).unsqueeze(1), smear};
+  for (const at::Tensor& t : b.layers.lower) parts.push_back(t.index_select(0, open));
+  for (const at::Tensor& t : b.layers.upper) parts.push_back(t.index_select(0, open));
+  return at::cat(parts, 1);
 }
 
 /// Split choice guards (bench/RESULTS.md, 2026-11-30 session 7). The choice compares one
@@ -169,7 +203,8 @@ constexpr double kThinRatio = 1.0 / 32, kStallRatio = 0.01;
 /// Hence the portfolio of input_split_bab below.
 std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
                                                         const at::Tensor& xu, const at::Tensor& smear,
-                                                        int64_t candidates, const at::Tensor& parent, bool guarded) {
+                                                        const LayerBounds& parent_layers, int64_t candidates,
+                                                        const at::Tensor& parent, bool guarded) {
   const int64_t bsz = xl.size(0), m = std::min<int64_t>(candidates, xl.size(1));
   at::Tensor root = (p.xu - p.xl).to(at::kDouble);
   at::Tensor thin = thin_dimensions(root, xl, xu, guarded ? kThinRatio : 0.0);  // [B, n]
@@ -180,7 +215,12 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
     ls.push_back(cl), us.push_back(cu);
   }
   at::Tensor al = at::cat(ls), au = at::cat(us);  // child (j, side, box) at row (2 j + side) B + box
-  Bounded all = bound_boxes(net, al, au, p);
+  LayerBounds inherited;  // child (j, side, box) lies inside box
+  for (size_t k = 0; k < parent_layers.lower.size(); ++k) {
+    inherited.lower.push_back(parent_layers.lower[k].repeat({2 * m, 1}));
+    inherited.upper.push_back(parent_layers.upper[k].repeat({2 * m, 1}));
+  }
+  Bounded all = bound_boxes(net, al, au, p, &inherited);
   if (m == 1) return {al, au, all};
   at::Tensor worse = std::get<0>(all.score.reshape({m, 2, bsz}).min(1));  // [m, B]
   worse = worse.masked_fill(thin.gather(1, dims).t(), -std::numeric_limits<double>::infinity());
@@ -193,14 +233,14 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
     best = at::where(stalled.logical_and(is_widest.any(1)), is_widest.to(at::kLong).argmax(1), best);
   }
   at::Tensor pick = at::cat({2 * best * bsz + box, (2 * best + 1) * bsz + box});  // lower halves, upper halves
-  Bounded b{all.score.index_select(0, pick), all.rows.index_select(0, pick), all.a.index_select(0, pick)};
-  return {al.index_select(0, pick), au.index_select(0, pick), b};
+  return {al.index_select(0, pick), au.index_select(0, pick), all.select(pick)};
 }
 
 /// One search of the portfolio: its own stack of open boxes (they cover what it has not
 /// proven yet), split candidates, batch size, and the work spent in it.
 struct Search {
-  Search(int64_t n, int64_t candidates, int64_t batch) : pool(n), candidates(candidates), batch(batch) {}
+  Search(int64_t n, const std::vector<int64_t>& widths, int64_t candidates, int64_t batch)
+      : pool(n, widths), candidates(candidates), batch(batch) {}
   BoxStack pool;
   int64_t candidates, batch;
   int64_t it = 0;       // batches processed
@@ -233,8 +273,8 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   if (s.pool.size() == 0) return Step::Proven;
   auto t0 = Clock::now();
   at::Tensor todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
-  auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo), s.candidates,
-                                 s.pool.score(todo), s.candidates > kCandidates[0]);
+  auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
+                                 s.pool.layers(todo), s.candidates, s.pool.score(todo), s.candidates > kCandidates[0]);
   out.visited += cl.size(0);
   ++s.it;
   at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});  // not verified yet
@@ -262,7 +302,8 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 256;
   BabOutcome out;
   at::Tensor xl = p.xl.to(at::kDouble).reshape({1, -1}), xu = p.xu.to(at::kDouble).reshape({1, -1});
-  Bounded root = bound_boxes(ctx.net, xl, xu, p);
+  Bounded root = bound_boxes(ctx.net, xl, xu, p, nullptr);
+  const std::vector<int64_t> widths = hidden_widths(ctx.net);
   out.visited = 1;
   out.lower = root.score.item<double>();
   if (out.lower > o.margin) return out.status = BabStatus::Proven, out;
@@ -271,7 +312,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   at::Tensor root_rows = open_rows(root, at::zeros({1}, at::kLong), xl, xu);
   std::vector<Search> searches;
   searches.reserve(2);
-  searches.emplace_back(xl.size(1), kCandidates[0], batch);
+  searches.emplace_back(xl.size(1), widths, kCandidates[0], batch);
   searches.back().pool.push(root_rows);
   auto lower = [&] {
     double l = -std::numeric_limits<double>::infinity();
@@ -293,7 +334,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
     }
     if (searches.size() == 1 && o.bab.input_portfolio_after >= 0 && searches[0].cost >= o.bab.input_portfolio_after &&
         xl.size(1) > kCandidates[0]) {
-      searches.emplace_back(xl.size(1), kCandidates[1], batch);
+      searches.emplace_back(xl.size(1), widths, kCandidates[1], batch);
       searches.back().pool.push(root_rows);
       searches.back().cost = searches[0].cost;  // from now on, equal shares
     }
