@@ -3,7 +3,8 @@
 // Each box of a batch is bisected along the best of its two (or five: see the portfolio
 // below) largest-smear dimensions (all tried); all children are bounded at once by
 // bound_input_boxes (forward linear bounds and backward CROWN of the unstable neurons,
-// intersected); verified children are dropped; the minimising vertex of every unverified
+// intersected with each other and with the parent box's layer bounds, which every open box
+// keeps for its children); verified children are dropped; the minimising vertex of every unverified
 // child is tried as a counterexample, a few PGD steps run inside the worst children of every
 // batch, and PGD on the whole region from the worst boxes' centres now and then.
 
