@@ -284,6 +284,56 @@ TEST(LirpaBab, InputBoxBoundsOfUnstableRowsAreSoundOnADeepNet) {
   EXPECT_GT((bb.lb - ref.lb).mean().item<double>(), -0.05 * (1 + ref.lb.abs().mean().item<double>()));
 }
 
+// Boxes grouped by their number of unstable neurons: the groups partition the boxes, each
+// has at least min_rows boxes, a cut is made only where it saves padded rows, and a batch
+// whose counts are alike (or too small to cut) stays one group.
+TEST(LirpaBab, PaddingGroupsPartitionTheBoxesAndSaveRows) {
+  at::Tensor counts = at::cat({at::full({100}, 2, at::kLong), at::full({50}, 30, at::kLong), at::full({40}, 10, at::kLong)});
+  counts = counts.index_select(0, at::randperm(counts.size(0), at::kLong));
+  std::vector<at::Tensor> groups = padding_groups(counts);
+  ASSERT_GT(groups.size(), 1u);
+  ASSERT_LE(groups.size(), 4u);
+  at::Tensor seen = at::zeros({counts.size(0)}, at::kLong);
+  int64_t padded = 0;
+  for (const at::Tensor& g : groups) {
+    EXPECT_GE(g.size(0), 32);
+    seen.index_add_(0, g, at::ones({g.size(0)}, at::kLong));
+    padded += g.size(0) * counts.index_select(0, g).max().item<int64_t>();
+  }
+  EXPECT_TRUE((seen == 1).all().item<bool>());  // every box in exactly one group
+  EXPECT_LE(padded, 100 * 2 + 40 * 10 + 50 * 30 + 100);  // near the unpadded 2,100 (one group: 5,700)
+  EXPECT_EQ(padding_groups(at::full({500}, 7, at::kLong)).size(), 1u);
+  EXPECT_EQ(padding_groups(at::arange(60, at::kLong)).size(), 1u);  // fewer than 2 x 32 boxes
+}
+
+// The grouped backward pass is sound on a batch large enough to be cut into groups (boxes
+// from 1e-4 to 5 wide: very different unstable counts): sampled pre-activations of every
+// hidden layer lie inside the boxes' bounds and the final bounds lie below the samples.
+TEST(LirpaBab, InputBoxBoundsInGroupsAreSound) {
+  ReluNet net = random_net({5, 30, 30, 30, 30, 30, 5}, 37);
+  at::Tensor c = at::randn({4, 5}, at::kDouble), rhs = at::randn({4}, at::kDouble);
+  const int64_t boxes = 160;
+  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
+  at::Tensor xu = xl + at::rand({boxes, 5}, at::kDouble) * at::logspace(-4, 0.7, boxes, 10, at::kDouble).unsqueeze(1);
+  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
+  int cut_layers = 0;
+  for (const at::Tensor& lo : bb.layers.lower) cut_layers += padding_groups((lo < 0).sum(1)).size() > 1;
+  EXPECT_GT(cut_layers, 0);  // the grouped path ran (on the forward bounds' counts it would cut too)
+  for (int64_t b = 0; b < boxes; ++b) {
+    at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({500, 5}, at::kDouble);
+    x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
+    at::Tensor h = x;
+    for (int k = 0; k + 1 < net.layers(); ++k) {
+      at::Tensor z = at::matmul(h, net.w[k].t()) + net.b[k];
+      ASSERT_TRUE((z >= bb.layers.lower[k][b] - 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
+      ASSERT_TRUE((z <= bb.layers.upper[k][b] + 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
+      h = z.clamp_min(0);
+    }
+    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+    ASSERT_TRUE((std::get<0>(g.min(0)) >= bb.lb[b] - 1e-9).all().item<bool>()) << "box " << b;
+  }
+}
+
 // Children bounded with their parent's layer bounds (branch and bound's inheritance): every
 // hidden pre-activation sampled in a child lies inside the child's bounds, those bounds lie
 // inside the parent's, the final bounds are sound, and on this deep net inheritance tightens

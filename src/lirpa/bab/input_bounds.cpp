@@ -8,9 +8,39 @@
 #include <ATen/ATen.h>
 
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace tessera::lirpa::detail {
+
+std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups, int64_t min_rows) {
+  const int64_t b = counts.size(0);
+  auto [sorted, order] = counts.sort(0);
+  std::vector<int64_t> c(sorted.data_ptr<int64_t>(), sorted.data_ptr<int64_t>() + b);
+  // groups are ranges [begin, end) of the ascending counts; a range costs (end - begin) * c[end - 1]
+  std::vector<std::pair<int64_t, int64_t>> ranges{{0, b}};
+  auto cost = [&](int64_t s, int64_t e) { return e > s ? (e - s) * c[e - 1] : 0; };
+  int64_t total = cost(0, b);
+  while (static_cast<int>(ranges.size()) < max_groups) {
+    int64_t best_gain = 0, best_range = -1, best_cut = 0;
+    for (size_t g = 0; g < ranges.size(); ++g) {
+      auto [s, e] = ranges[g];
+      for (int64_t i = s + min_rows; i + min_rows <= e; ++i) {  // [s, i) and [i, e)
+        int64_t gain = cost(s, e) - cost(s, i) - cost(i, e);
+        if (gain > best_gain) best_gain = gain, best_range = static_cast<int64_t>(g), best_cut = i;
+      }
+    }
+    if (best_range < 0 || 10 * best_gain < total) break;  // a cut must save 10% of the rows
+    auto [s, e] = ranges[best_range];
+    ranges[best_range] = {s, best_cut};
+    ranges.push_back({best_cut, e});
+    total -= best_gain;
+  }
+  std::vector<at::Tensor> groups;
+  for (auto [s, e] : ranges) groups.push_back(order.narrow(0, s, e - s));
+  return groups;
+}
+
 namespace {
 
 /// Linear relaxation of relu(z) on [l, u]: sl z <= relu(z) <= su z + ub (all [B, n]).
@@ -71,14 +101,14 @@ std::pair<at::Tensor, at::Tensor> ibp(const at::Tensor& l, const at::Tensor& u, 
 }
 
 /// Backward CROWN bounds of the pre-activations z_m = W_{m-1} h_{m-1} + b_{m-1} that [l, u]
-/// leaves unstable, intersected into [l, u] ([B, n_m], updated in place). Per box, the rows
-/// are its unstable neurons padded to the batch's largest count with stable ones (their
+/// leaves unstable (`unstable` [B, n_m]), intersected into [l, u] (returned). Per box, the
+/// rows are its unstable neurons padded to the boxes' largest count with stable ones (their
 /// bounds are sound too, so intersecting them is harmless). relus[j-1]: layer j's relaxation.
-void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus, const at::Tensor& centre,
-                      const at::Tensor& radius, at::Tensor& l, at::Tensor& u) {
-  at::Tensor unstable = (l < 0).logical_and(u > 0);
+std::pair<at::Tensor, at::Tensor> crown_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus,
+                                                 const at::Tensor& centre, const at::Tensor& radius,
+                                                 const at::Tensor& l, const at::Tensor& u, const at::Tensor& unstable) {
   const int64_t k = unstable.sum(1).max().item<int64_t>(), bsz = l.size(0);
-  if (k == 0) return;
+  if (k == 0) return {l, u};
   at::Tensor idx = std::get<1>(unstable.to(at::kFloat).topk(k, 1));  // [B, k]: unstable first
   at::Tensor flat = idx.reshape({-1});
   at::Tensor rows = net.w[m - 1].index_select(0, flat).reshape({bsz, k, -1});
@@ -97,8 +127,33 @@ void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus
   at::Tensor lb = bias + at::bmm(a, centre.unsqueeze(2)).squeeze(2) - at::bmm(a.abs(), radius.unsqueeze(2)).squeeze(2);
   at::Tensor lo = at::max(l.gather(1, idx), lb.narrow(1, 0, k));
   at::Tensor hi = at::min(u.gather(1, idx), -lb.narrow(1, k, k));  // u = -min(-z)
-  l = l.scatter(1, idx, lo);
-  u = at::max(u.scatter(1, idx, hi), l);
+  at::Tensor nl = l.scatter(1, idx, lo);
+  return {nl, at::max(u.scatter(1, idx, hi), nl)};
+}
+
+Relax select_rows(const Relax& r, const at::Tensor& rows) {
+  return {r.sl.index_select(0, rows), r.su.index_select(0, rows), r.ub.index_select(0, rows)};
+}
+
+/// crown_unstable on groups of boxes with similar unstable counts (padding_groups), so that
+/// few padding rows are computed; boxes outside every group are none (the groups cover all).
+void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus, const at::Tensor& centre,
+                      const at::Tensor& radius, at::Tensor& l, at::Tensor& u) {
+  at::Tensor unstable = (l < 0).logical_and(u > 0);
+  std::vector<at::Tensor> groups = padding_groups(unstable.sum(1));
+  if (groups.size() == 1) {
+    std::tie(l, u) = crown_unstable(net, m, relus, centre, radius, l, u, unstable);
+    return;
+  }
+  at::Tensor nl = l.clone(), nu = u.clone();
+  for (const at::Tensor& g : groups) {
+    std::vector<Relax> rg;
+    for (const Relax& r : relus) rg.push_back(select_rows(r, g));
+    auto [gl, gu] = crown_unstable(net, m, rg, centre.index_select(0, g), radius.index_select(0, g),
+                                   l.index_select(0, g), u.index_select(0, g), unstable.index_select(0, g));
+    nl.index_copy_(0, g, gl), nu.index_copy_(0, g, gu);
+  }
+  l = nl, u = nu;
 }
 
 }  // namespace
