@@ -193,6 +193,11 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 /// Only in the five-candidate search (`guarded`): in the two-candidate one they decided 1_1
 /// prop_3 and 3_3 prop_9 too but took 2_7 prop_1 from 1237 to 4471 domains.
 constexpr double kThinRatio = 1.0 / 32, kStallRatio = 0.01;
+/// A dimension narrower than this fraction of the root box's is a point (in both searches):
+/// bisecting it makes two copies of the box. On 5_3 prop_2 the two-candidate search kept
+/// bisecting four such dimensions of one box (x2 the only wide one, where the best row's
+/// coefficient was 0, so its smear was 0 too), adding copies of it to the stack.
+constexpr double kPointWidth = 1e-9;
 
 /// The children of each box (bisected along one dimension; they cover the box) with their
 /// bounds. The `candidates` dimensions with the largest smear |a_i| (u_i - l_i) are each
@@ -208,7 +213,8 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
                                                         const at::Tensor& parent, bool guarded) {
   const int64_t bsz = xl.size(0), m = std::min<int64_t>(candidates, xl.size(1));
   at::Tensor root = (p.xu - p.xl).to(at::kDouble);
-  at::Tensor thin = thin_dimensions(root, xl, xu, guarded ? kThinRatio : 0.0);  // [B, n]
+  at::Tensor thin = thin_dimensions(root, xl, xu, guarded ? kThinRatio : 0.0)  // [B, n]
+                       .logical_or(relative_widths(root, xl, xu) < kPointWidth);
   at::Tensor dims = std::get<1>(smear.masked_fill(thin, -1).topk(m, 1));  // [B, m]: thin ones last
   std::vector<at::Tensor> ls, us;
   for (int64_t j = 0; j < m; ++j) {
