@@ -95,6 +95,18 @@ TEST(LirpaBab, ThinDimensionsAreRelativeToTheRootBox) {
   EXPECT_FALSE(thin_dimensions(root, l.slice(0, 1), l.slice(0, 1), 0.5).any().item<bool>());
 }
 
+// A dimension bisected down to rounding (or fixed by the root box) is a point: no split
+// candidate; a thin but real width (1e-6 of the root's) is not.
+TEST(LirpaBab, PointDimensionsAreNoSplitCandidates) {
+  at::Tensor root = at::tensor({0.08, 1.0, 0.0, 0.05, 0.05}, at::kDouble);  // x2 fixed by the root box
+  at::Tensor l = at::tensor({0.6, 0.25, -0.5, 0.45, -0.45}, at::kDouble).reshape({1, 5});
+  at::Tensor u = at::tensor({0.6 + 1e-18, 0.5, -0.5, 0.45 + 5e-8, -0.45 + 1e-12}, at::kDouble).reshape({1, 5});
+  at::Tensor point = point_dimensions(root, l, u);
+  std::vector<bool> want = {true, false, true, false, true};  // x3: 1e-6 of its root width, kept
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(point[0][i].item<bool>(), want[i]) << i;
+  EXPECT_FALSE(point_dimensions(root.clamp_min(1e-3), l, l + 1e-3).any().item<bool>());  // a box as wide as the root
+}
+
 TEST(LirpaBab, SplitChildrenSetBothSigns) {
   std::vector<at::Tensor> split{at::zeros({2, 3}, at::kChar), at::zeros({2, 2}, at::kChar)};
   split[0][1][0] = 1;  // an earlier split is kept

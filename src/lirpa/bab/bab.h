@@ -82,6 +82,12 @@ at::Tensor relative_widths(const at::Tensor& root_width, const at::Tensor& xl, c
 /// (the relatively widest dimension is never thin). Thin dimensions are no split candidates.
 at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu, double ratio);
 
+/// [B, n] bool, true where a box is narrower than `point_width` times the root box's width
+/// (a point, up to rounding): bisecting it makes two copies of the box, so it is no split
+/// candidate in either input-splitting search (root dimensions of width 0 are points too).
+at::Tensor point_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu,
+                            double point_width = 1e-9);
+
 /// The vertex of each box minimising the linear function a (best row): x_i = l_i if a_i > 0 else u_i.
 at::Tensor minimising_vertex(const at::Tensor& a, const at::Tensor& rows, const at::Tensor& xl, const at::Tensor& xu);
 

@@ -25,6 +25,11 @@ at::Tensor relative_widths(const at::Tensor& root_width, const at::Tensor& xl, c
   return (xu - xl) / root_width.reshape({1, -1}).clamp_min(1e-300);  // (u_i - l_i) / (U_i - L_i)
 }
 
+at::Tensor point_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu,
+                            double point_width) {
+  return (xu - xl) <= root_width.reshape({1, -1}) * point_width;  // u_i - l_i <= eps (U_i - L_i)
+}
+
 at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu, double ratio) {
   at::Tensor rel = relative_widths(root_width, xl, xu);
   return rel < std::get<0>(rel.max(1, /*keepdim=*/true)) * ratio;
@@ -193,8 +198,8 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 /// Only in the five-candidate search (`guarded`): in the two-candidate one they decided 1_1
 /// prop_3 and 3_3 prop_9 too but took 2_7 prop_1 from 1237 to 4471 domains.
 constexpr double kThinRatio = 1.0 / 32, kStallRatio = 0.01;
-/// A dimension narrower than this fraction of the root box's is a point (in both searches):
-/// bisecting it makes two copies of the box. On 5_3 prop_2 the two-candidate search kept
+/// A dimension narrower than this fraction of the root box's is a point (point_dimensions;
+/// no candidate in either search): bisecting it makes two copies of the box. On 5_3 prop_2 the two-candidate search kept
 /// bisecting four such dimensions of one box (x2 the only wide one, where the best row's
 /// coefficient was 0, so its smear was 0 too), adding copies of it to the stack.
 constexpr double kPointWidth = 1e-9;
@@ -214,7 +219,7 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
   const int64_t bsz = xl.size(0), m = std::min<int64_t>(candidates, xl.size(1));
   at::Tensor root = (p.xu - p.xl).to(at::kDouble);
   at::Tensor thin = thin_dimensions(root, xl, xu, guarded ? kThinRatio : 0.0)  // [B, n]
-                       .logical_or(relative_widths(root, xl, xu) < kPointWidth);
+                       .logical_or(point_dimensions(root, xl, xu, kPointWidth));
   at::Tensor dims = std::get<1>(smear.masked_fill(thin, -1).topk(m, 1));  // [B, m]: thin ones last
   std::vector<at::Tensor> ls, us;
   for (int64_t j = 0; j < m; ++j) {
