@@ -135,8 +135,8 @@ Relax select_rows(const Relax& r, const at::Tensor& rows) {
   return {r.sl.index_select(0, rows), r.su.index_select(0, rows), r.ub.index_select(0, rows)};
 }
 
-/// crown_unstable on groups of boxes with similar unstable counts (padding_groups), so that
-/// few padding rows are computed; boxes outside every group are none (the groups cover all).
+/// crown_unstable on groups of boxes with similar unstable counts (padding_groups, which
+/// partition the boxes), so that few padding rows are computed.
 void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus, const at::Tensor& centre,
                       const at::Tensor& radius, at::Tensor& l, at::Tensor& u) {
   at::Tensor unstable = (l < 0).logical_and(u > 0);

@@ -199,10 +199,13 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 /// prop_3 and 3_3 prop_9 too but took 2_7 prop_1 from 1237 to 4471 domains.
 constexpr double kThinRatio = 1.0 / 32, kStallRatio = 0.01;
 /// A dimension narrower than this fraction of the root box's is a point (point_dimensions;
-/// no candidate in either search): bisecting it makes two copies of the box. On 5_3 prop_2 the two-candidate search kept
-/// bisecting four such dimensions of one box (x2 the only wide one, where the best row's
-/// coefficient was 0, so its smear was 0 too), adding copies of it to the stack.
+/// no candidate in either search): bisecting it makes two copies of the box. On 5_3 prop_2
+/// the two-candidate search kept bisecting four such dimensions of one box (x2 the only wide
+/// one, where the best row's coefficient was 0, so its smear was 0 too), copying the box.
 constexpr double kPointWidth = 1e-9;
+/// Bytes of open boxes (both searches) beyond which input splitting gives up (`unknown`):
+/// every open box keeps its hidden layers' bounds (ACAS Xu: 4.9 KB a box).
+constexpr int64_t kMaxPoolBytes = int64_t{4} << 30;  // (a stack grows by doubling: up to 2x in memory)
 
 /// The children of each box (bisected along one dimension; they cover the box) with their
 /// bounds. The `candidates` dimensions with the largest smear |a_i| (u_i - l_i) are each
@@ -316,6 +319,9 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   at::Tensor xl = p.xl.to(at::kDouble).reshape({1, -1}), xu = p.xu.to(at::kDouble).reshape({1, -1});
   Bounded root = bound_boxes(ctx.net, xl, xu, p, nullptr);
   const std::vector<int64_t> widths = hidden_widths(ctx.net);
+  // each open box keeps its layer bounds: 8 (3n + 1 + 2H) bytes; the pools stop at kMaxPoolBytes
+  const int64_t row_bytes = 8 * (3 * xl.size(1) + 1 + 2 * std::accumulate(widths.begin(), widths.end(), int64_t{0}));
+  const int64_t max_boxes = std::min<int64_t>(o.bab.max_domains, kMaxPoolBytes / row_bytes);
   out.visited = 1;
   out.lower = root.score.item<double>();
   if (out.lower > o.margin) return out.status = BabStatus::Proven, out;
@@ -339,9 +345,10 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   auto last_report = Clock::now();
   for (;;) {
     if (ctx.expired()) return out.lower = lower(), out.status = BabStatus::Timeout, out;
-    if (open_boxes() > o.bab.max_domains) {
+    if (open_boxes() > max_boxes) {
       out.lower = lower();
-      out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
+      out.reason = "more than " + std::to_string(max_boxes) + " sub-domains" +
+                   (max_boxes < o.bab.max_domains ? " (" + std::to_string(kMaxPoolBytes >> 30) + " GiB of open boxes)" : "");
       return out.status = BabStatus::Exhausted, out;
     }
     if (searches.size() == 1 && o.bab.input_portfolio_after >= 0 && searches[0].cost >= o.bab.input_portfolio_after &&
