@@ -296,6 +296,27 @@ TEST(LirpaBab, InputBoxBoundsOfUnstableRowsAreSoundOnADeepNet) {
   EXPECT_GT((bb.lb - ref.lb).mean().item<double>(), -0.05 * (1 + ref.lb.abs().mean().item<double>()));
 }
 
+// Samples box b of [xl, xu] (`samples` points and its two corners): every hidden
+// pre-activation z_{k+1} = W_k h_k + b_k lies inside the box's layer bounds, and C y - rhs
+// lies above the box's final lower bounds.
+::testing::AssertionResult box_bounds_hold(const ReluNet& net, const at::Tensor& c, const at::Tensor& rhs,
+                                           const at::Tensor& xl, const at::Tensor& xu, const BoxBounds& bb, int64_t b,
+                                           int samples) {
+  at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({samples, xl.size(1)}, at::kDouble);
+  x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
+  at::Tensor h = x;
+  for (int k = 0; k + 1 < net.layers(); ++k) {
+    at::Tensor z = at::matmul(h, net.w[k].t()) + net.b[k];
+    if (!(z >= bb.layers.lower[k][b] - 1e-9).all().item<bool>() || !(z <= bb.layers.upper[k][b] + 1e-9).all().item<bool>())
+      return ::testing::AssertionFailure() << "box " << b << ": layer " << k + 1 << " outside its bounds";
+    h = z.clamp_min(0);
+  }
+  at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+  if (!(std::get<0>(g.min(0)) >= bb.lb[b] - 1e-9).all().item<bool>())
+    return ::testing::AssertionFailure() << "box " << b << ": C y - rhs below its lower bound";
+  return ::testing::AssertionSuccess();
+}
+
 // Boxes grouped by their number of unstable neurons: the groups partition the boxes, each
 // has at least min_rows boxes, a cut is made only where it saves padded rows, and a batch
 // whose counts are alike (or too small to cut) stays one group.
@@ -331,19 +352,7 @@ TEST(LirpaBab, InputBoxBoundsInGroupsAreSound) {
   int cut_layers = 0;
   for (const at::Tensor& lo : bb.layers.lower) cut_layers += padding_groups((lo < 0).sum(1)).size() > 1;
   EXPECT_GT(cut_layers, 0);  // the grouped path ran (on the forward bounds' counts it would cut too)
-  for (int64_t b = 0; b < boxes; ++b) {
-    at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({500, 5}, at::kDouble);
-    x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
-    at::Tensor h = x;
-    for (int k = 0; k + 1 < net.layers(); ++k) {
-      at::Tensor z = at::matmul(h, net.w[k].t()) + net.b[k];
-      ASSERT_TRUE((z >= bb.layers.lower[k][b] - 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
-      ASSERT_TRUE((z <= bb.layers.upper[k][b] + 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
-      h = z.clamp_min(0);
-    }
-    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-    ASSERT_TRUE((std::get<0>(g.min(0)) >= bb.lb[b] - 1e-9).all().item<bool>()) << "box " << b;
-  }
+  for (int64_t b = 0; b < boxes; ++b) ASSERT_TRUE(box_bounds_hold(net, c, rhs, xl, xu, bb, b, 500));
 }
 
 // Children bounded with their parent's layer bounds (branch and bound's inheritance): every
@@ -376,19 +385,7 @@ TEST(LirpaBab, ChildrenInheritTheirParentsLayerBounds) {
                     (alone.layers.upper[k] > inherited.upper[k] + 1e-9).sum().item<int64_t>();
   }
   EXPECT_GT(looser_alone, 0);
-  for (int64_t b = 0; b < 2 * boxes; ++b) {
-    at::Tensor x = cl[b] + (cu[b] - cl[b]) * at::rand({2000, 5}, at::kDouble);
-    x = at::cat({x, cl[b].unsqueeze(0), cu[b].unsqueeze(0)});
-    at::Tensor h = x;
-    for (int k = 0; k + 1 < net.layers(); ++k) {
-      at::Tensor z = at::matmul(h, net.w[k].t()) + net.b[k];  // z_{k+1} = W_k h_k + b_k
-      EXPECT_TRUE((z >= child.layers.lower[k][b] - 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
-      EXPECT_TRUE((z <= child.layers.upper[k][b] + 1e-9).all().item<bool>()) << "box " << b << " layer " << k + 1;
-      h = z.clamp_min(0);
-    }
-    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-    EXPECT_TRUE((std::get<0>(g.min(0)) >= child.lb[b] - 1e-9).all().item<bool>()) << "box " << b;
-  }
+  for (int64_t b = 0; b < 2 * boxes; ++b) EXPECT_TRUE(box_bounds_hold(net, c, rhs, cl, cu, child, b, 2000));
 }
 
 // The rows' linear bounds combined over the simplex bound max_k g_k soundly (sampled values
