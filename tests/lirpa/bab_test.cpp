@@ -107,6 +107,18 @@ TEST(LirpaBab, PointDimensionsAreNoSplitCandidates) {
   EXPECT_FALSE(point_dimensions(root.clamp_min(1e-3), l, l + 1e-3).any().item<bool>());  // a box as wide as the root
 }
 
+// A dimension whose smear is far below the box's largest is no candidate of the two-candidate
+// search (bisecting it copies the box's bound); the largest never is, even when all are tiny.
+TEST(LirpaBab, NegligibleSmearIsNoSplitCandidate) {
+  at::Tensor smear = at::tensor({8e-6, 6e-6, 2.3e-4, 0.0296, 0.0, 1e-12, 1e-12, 3e-12, 2e-12, 1e-12}, at::kDouble)
+                         .reshape({2, 5});
+  at::Tensor neg = negligible_smear(smear, 1e-3);
+  std::vector<bool> want = {true, true, false, false, true,  // 2.3e-4 is 1/129 of 0.0296: kept
+                            false, false, false, false, false};  // all within 1e-3 of the largest
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(neg[i / 5][i % 5].item<bool>(), want[i]) << i;
+  EXPECT_FALSE(neg.gather(1, smear.argmax(1, /*keepdim=*/true)).any().item<bool>());  // the largest: never
+}
+
 TEST(LirpaBab, SplitChildrenSetBothSigns) {
   std::vector<at::Tensor> split{at::zeros({2, 3}, at::kChar), at::zeros({2, 2}, at::kChar)};
   split[0][1][0] = 1;  // an earlier split is kept
@@ -353,6 +365,28 @@ TEST(LirpaBab, InputBoxBoundsInGroupsAreSound) {
   for (const at::Tensor& lo : bb.layers.lower) cut_layers += padding_groups((lo < 0).sum(1)).size() > 1;
   EXPECT_GT(cut_layers, 0);  // the grouped path ran (on the forward bounds' counts it would cut too)
   for (int64_t b = 0; b < boxes; ++b) ASSERT_TRUE(box_bounds_hold(net, c, rhs, xl, xu, bb, b, 500));
+}
+
+// alpha-CROWN of the conjunction over boxes with their layer bounds: never above max_k g_k at
+// sampled points (sound), and above CROWN's conjunction bound on some boxes (the slopes help).
+TEST(LirpaBab, AlphaConjunctionBoundIsSoundAndTighter) {
+  ReluNet net = random_net({5, 30, 30, 30, 5}, 41);
+  at::Tensor c = at::randn({3, 5}, at::kDouble), rhs = at::randn({3}, at::kDouble);
+  const int64_t boxes = 40;
+  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
+  at::Tensor xu = xl + at::rand({boxes, 5}, at::kDouble) * at::logspace(-3, 0, boxes, 10, at::kDouble).unsqueeze(1);
+  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
+  at::Tensor crown = conjunction_lower_bound(bb.lb, bb.a_input, xl, xu);
+  OptimiseOptions oo;
+  oo.iterations = 20;
+  at::Tensor alpha = alpha_conjunction_bound(net, xl, xu, c, rhs, bb.layers, oo);
+  EXPECT_GT((alpha > crown + 1e-6).sum().item<int64_t>(), 0);
+  for (int64_t b = 0; b < boxes; ++b) {
+    at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({2000, 5}, at::kDouble);
+    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
+    double sampled = std::get<0>(g.max(1)).min().item<double>();  // min over samples of max_k g_k
+    ASSERT_LE(alpha[b].item<double>(), sampled + 1e-9) << "box " << b;
+  }
 }
 
 // Children bounded with their parent's layer bounds (branch and bound's inheritance): every

@@ -16,7 +16,8 @@
 ///   alpha: {enabled: true, iterations: 20, lr: 0.5, lr_decay: 0.98}
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
-///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 5}
+///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 5,
+///         input_alpha_band: 0.03, input_alpha_iterations: 20}
 /// @endcode
 
 #include <cstdint>
@@ -56,10 +57,16 @@ struct BabOptions {
   int fsb_topk = 4;                         ///< FSB: candidates (best BaBSR scores) measured per domain
   int batch_size = 0;                       ///< domains per batch; 0: 1024 (input) or 64 (ReLU)
   int attack_every = 20;                    ///< PGD on the worst sub-domains every this many batches (0: never)
-  /// Input splitting: seconds of the two-candidate search before a five-candidate search starts
-  /// beside it, sharing the time (under force_synchronous: 4000 children bounded per "second");
-  /// negative: never.
+  /// Input splitting: "seconds" of work of the two-candidate search (4,000 children bounded
+  /// make one, in every mode: the same search at any load) before a five-candidate search
+  /// starts beside it, the two sharing the work; negative: never.
   double input_portfolio_after = 5;
+  /// Input splitting: alpha-CROWN (`input_alpha_iterations` Adam steps of the final pass's
+  /// slopes, from CROWN's) on the unverified children whose bound lies within this band below
+  /// the margin; 0: never. Near verification a box's CROWN bound is off by about its
+  /// relaxation's slack, which the slopes recover (ACAS Xu 1_1 prop_5, bench/RESULTS.md).
+  double input_alpha_band = 0.03;
+  int input_alpha_iterations = 20;
   /// Deterministic mode: the batch size stays fixed (no automatic resizing) and nothing
   /// is pruned early, so runs in different modes do exactly the same work.
   bool force_synchronous = false;

@@ -88,6 +88,11 @@ at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, c
 at::Tensor point_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu,
                             double point_width = 1e-9);
 
+/// [B, n] bool, true where a box's smear (|a_i| (u_i - l_i) of its best row) is below `ratio`
+/// times its largest: bisecting such a dimension leaves the box's bound as it is (the largest
+/// is never negligible), so the two-candidate search does not try it.
+at::Tensor negligible_smear(const at::Tensor& smear, double ratio);
+
 /// The vertex of each box minimising the linear function a (best row): x_i = l_i if a_i > 0 else u_i.
 at::Tensor minimising_vertex(const at::Tensor& a, const at::Tensor& rows, const at::Tensor& xl, const at::Tensor& xu);
 

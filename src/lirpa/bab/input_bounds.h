@@ -49,4 +49,12 @@ std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups 
 at::Tensor conjunction_lower_bound(const at::Tensor& lb, const at::Tensor& a, const at::Tensor& xl,
                                    const at::Tensor& xu, int iterations = 30);
 
+/// alpha-CROWN's lower bound over each box of max_k g_k (g = C y - rhs) with the boxes' hidden
+/// layer bounds `layers` (sound on them): Adam on the final pass's slopes from CROWN's
+/// (`options`: steps, learning rates, stop). [B]: the larger of every row's best bound over the
+/// steps (max_k) and conjunction_lower_bound of the last step's rows, whose bounds and
+/// coefficients come from one pass, as it requires.
+at::Tensor alpha_conjunction_bound(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
+                                   const at::Tensor& rhs, const LayerBounds& layers, const OptimiseOptions& options);
+
 }  // namespace tessera::lirpa::detail

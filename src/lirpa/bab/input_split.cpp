@@ -4,7 +4,8 @@
 // below) largest-smear dimensions (all tried); all children are bounded at once by
 // bound_input_boxes (forward linear bounds and backward CROWN of the unstable neurons,
 // intersected with each other and with the parent box's layer bounds, which every open box
-// keeps for its children); verified children are dropped; the minimising vertex of every unverified
+// keeps for its children); children near verification get alpha-CROWN (alpha_near_verified);
+// verified children are dropped; the minimising vertex of every unverified
 // child is tried as a counterexample, a few PGD steps run inside the worst children of every
 // batch, and PGD on the whole region from the worst boxes' centres now and then.
 
@@ -33,6 +34,10 @@ at::Tensor point_dimensions(const at::Tensor& root_width, const at::Tensor& xl, 
 at::Tensor thin_dimensions(const at::Tensor& root_width, const at::Tensor& xl, const at::Tensor& xu, double ratio) {
   at::Tensor rel = relative_widths(root_width, xl, xu);
   return rel < std::get<0>(rel.max(1, /*keepdim=*/true)) * ratio;
+}
+
+at::Tensor negligible_smear(const at::Tensor& smear, double ratio) {
+  return smear < std::get<0>(smear.max(1, /*keepdim=*/true)) * ratio;  // s_i < ratio max_j s_j
 }
 
 namespace {
@@ -138,6 +143,24 @@ Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& 
   return {conjunction_lower_bound(bb.lb, bb.a_input, xl, xu), rows, bb.a_input, std::move(bb.layers)};
 }
 
+/// alpha-CROWN (alpha_conjunction_bound) on the unverified children `b` (boxes xl, xu) whose
+/// bound lies within `bab.input_alpha_band` below the margin, with their layer bounds; a child
+/// keeps the better of its two scores.
+void alpha_near_verified(BabContext& ctx, const BabProblem& p, const at::Tensor& xl, const at::Tensor& xu,
+                         Bounded& b) {
+  const VerifyOptions& o = ctx.options;
+  if (o.bab.input_alpha_band <= 0 || o.bab.input_alpha_iterations <= 0) return;
+  at::Tensor near = at::nonzero(b.score.le(o.margin).logical_and(b.score.gt(o.margin - o.bab.input_alpha_band)))
+                        .reshape({-1});
+  if (near.numel() == 0) return;
+  Bounded s = b.select(near);
+  OptimiseOptions oo{o.bab.input_alpha_iterations, o.beta.lr_alpha, o.beta.lr_beta, o.beta.lr_decay, false,
+                     [&ctx] { return ctx.expired(); }, {}, {}};
+  at::Tensor score = alpha_conjunction_bound(ctx.net, xl.index_select(0, near), xu.index_select(0, near), p.c, p.rhs,
+                                             s.layers, oo);
+  b.score.index_copy_(0, near, at::max(s.score, score));
+}
+
 // Tries points as counterexamples: cheap violation on the ReluNet, confirmation on the graph.
 bool try_points(BabContext& ctx, const BabProblem& p, const at::Tensor& x) {
   if (x.size(0) == 0) return false;
@@ -203,6 +226,13 @@ constexpr double kThinRatio = 1.0 / 32, kStallRatio = 0.01;
 /// the two-candidate search kept bisecting four such dimensions of one box (x2 the only wide
 /// one, where the best row's coefficient was 0, so its smear was 0 too), copying the box.
 constexpr double kPointWidth = 1e-9;
+/// A dimension whose smear is below this fraction of the box's largest is no candidate in the
+/// two-candidate search. On 1_1 prop_5 (session 9) its lowest box, bound -0.00746, was wide only
+/// in x4 (smear 0.0296) and thin elsewhere (smear ~1e-5, four orders below). Bisecting x4 left
+/// the worse child no better, while bisecting a thin dimension copied the box with its bound, so
+/// the copy won each time. The box's copies kept the search's lower bound at -0.00746257 for
+/// 900 s, although the true margin on that box is above 0.004.
+constexpr double kNegligibleSmear = 1e-3;
 /// Bytes of open boxes (both searches) beyond which input splitting gives up (`unknown`):
 /// every open box keeps its hidden layers' bounds (ACAS Xu: 4.9 KB a box).
 constexpr int64_t kMaxPoolBytes = int64_t{4} << 30;  // (a stack grows by doubling: up to 2x in memory)
@@ -223,6 +253,7 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
   at::Tensor root = (p.xu - p.xl).to(at::kDouble);
   at::Tensor thin = thin_dimensions(root, xl, xu, guarded ? kThinRatio : 0.0)  // [B, n]
                        .logical_or(point_dimensions(root, xl, xu, kPointWidth));
+  if (!guarded) thin = thin.logical_or(negligible_smear(smear, kNegligibleSmear));
   at::Tensor dims = std::get<1>(smear.masked_fill(thin, -1).topk(m, 1));  // [B, m]: thin ones last
   std::vector<at::Tensor> ls, us;
   for (int64_t j = 0; j < m; ++j) {
@@ -259,7 +290,7 @@ struct Search {
   BoxStack pool;
   int64_t candidates, batch;
   int64_t it = 0;       // batches processed
-  double cost = 0;      // seconds (rank 0's) of its batches, or children / kChildrenPerSecond
+  double cost = 0;      // work of its batches: children bounded / kChildrenPerSecond
 };
 
 /// The portfolio: the search with two candidates runs alone until it has cost
@@ -269,7 +300,18 @@ struct Search {
 /// pool or finds a counterexample. Each pool covers the whole unproven region on its own, so
 /// either finishing decides, and the better of their minima is a lower bound.
 constexpr int64_t kCandidates[2] = {2, 5};
-constexpr double kChildrenPerSecond = 4000;  // the cost of a child under force_synchronous (deterministic)
+
+/// A search measures its work in children bounded, not in seconds: the batch sizes, and so the
+/// order of the search and the portfolio's shares, are then the same on any machine and at any
+/// load. With the clock, 5_3 prop_2's counterexample (sat) was found in 4 of 7 full runs of
+/// session 8: under load the batches shrank and the search went deep elsewhere first. Counted
+/// in children, it was found at every rate tried (2,000 to 8,000 children a "second", session 9).
+/// One ACAS Xu child takes about 1/4,000 to 1/2,000 s here (one thread).
+constexpr double kChildrenPerSecond = 4000;
+/// A batch between kBatchWork[0] and kBatchWork[1] "seconds" of work; one that takes longer than
+/// kMaxBatchSeconds on the clock is halved (a slow network or machine: the timeout is honoured
+/// within a second).
+constexpr double kBatchWork[2] = {0.05, 0.2}, kMaxBatchSeconds = 1.0;
 
 enum class Step { Open, Proven, Falsified };
 
@@ -290,6 +332,7 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   at::Tensor todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
   auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
                                  s.pool.layers(todo), s.candidates, s.pool.score(todo), s.candidates > kCandidates[0]);
+  alpha_near_verified(ctx, p, cl, cu, b);
   out.visited += cl.size(0);
   ++s.it;
   at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});  // not verified yet
@@ -301,12 +344,14 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   s.pool.push(rows);
   if (o.attack.enabled && o.bab.attack_every > 0 && s.it % o.bab.attack_every == 0 && attack_worst(ctx, p, s.pool, s.it))
     return Step::Falsified;
-  double secs = ctx.agreed(std::chrono::duration<double>(Clock::now() - t0).count());
-  if (!o.bab.force_synchronous) {  // keep a batch between ~0.05 and ~0.2 s
-    if (secs < 0.05 && s.batch < 8192) s.batch *= 2;
-    if (secs > 0.2 && s.batch > 64) s.batch /= 2;
+  const int64_t bounded = cl.size(0) * std::min<int64_t>(s.candidates, cl.size(1));  // 2 m children a box
+  const double work = static_cast<double>(bounded) / kChildrenPerSecond;
+  const double secs = ctx.agreed(std::chrono::duration<double>(Clock::now() - t0).count());
+  if (!o.bab.force_synchronous) {
+    if ((secs > kMaxBatchSeconds || work > kBatchWork[1]) && s.batch > 64) s.batch /= 2;
+    else if (work < kBatchWork[0] && secs <= kMaxBatchSeconds && s.batch < 8192) s.batch *= 2;
   }
-  s.cost += o.bab.force_synchronous ? static_cast<double>(cl.size(0)) / kChildrenPerSecond : secs;
+  s.cost += work;
   return s.pool.size() == 0 ? Step::Proven : Step::Open;
 }
 

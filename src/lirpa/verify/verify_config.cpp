@@ -74,6 +74,8 @@ void check_ranges(const VerifyOptions& o, const std::string& source) {
                 ": bab.batch_size and bab.attack_every must be >= 0");
   TESSERA_CHECK(o.bab.fsb_topk >= 1, InvalidInput, source, ": bab.fsb_topk must be >= 1");
   TESSERA_CHECK(o.margin >= 0, InvalidInput, source, ": margin must be >= 0");
+  TESSERA_CHECK(o.bab.input_alpha_band >= 0 && o.bab.input_alpha_iterations >= 0, InvalidInput, source,
+                ": bab.input_alpha_band and bab.input_alpha_iterations must be >= 0");
 }
 
 }  // namespace
@@ -115,6 +117,8 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"batch_size", r.set(o.bab.batch_size, "bab.batch_size")},
               {"attack_every", r.set(o.bab.attack_every, "bab.attack_every")},
               {"input_portfolio_after", r.set(o.bab.input_portfolio_after, "bab.input_portfolio_after")},
+              {"input_alpha_band", r.set(o.bab.input_alpha_band, "bab.input_alpha_band")},
+              {"input_alpha_iterations", r.set(o.bab.input_alpha_iterations, "bab.input_alpha_iterations")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
               {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")}});
   std::map<std::string, Setter> top{{"timeout", r.set(o.timeout, "timeout")},
