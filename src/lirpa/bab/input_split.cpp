@@ -303,7 +303,7 @@ constexpr int64_t kCandidates[2] = {2, 5};
 
 /// A search measures its work in children bounded, not in seconds: the batch sizes, and so the
 /// order of the search and the portfolio's shares, are then the same on any machine and at any
-/// load. With the clock, 5_3 prop_2's counterexample (sat) was found in 4 of 7 full runs of
+/// load. With the clock, 5_3 prop_2's counterexample (sat) was found in 4 of 7 runs in
 /// session 8: under load the batches shrank and the search went deep elsewhere first. Counted
 /// in children, it was found at every rate tried (2,000 to 8,000 children a "second", session 9).
 /// One ACAS Xu child takes about 1/4,000 to 1/2,000 s here (one thread).
