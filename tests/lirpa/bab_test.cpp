@@ -389,6 +389,53 @@ TEST(LirpaBab, AlphaConjunctionBoundIsSoundAndTighter) {
   }
 }
 
+// ReLU splitting from several root boxes in one pool (input splitting's hand-off): on boxes
+// where the property holds with a sampled margin of 0.02 but CROWN cannot prove all of them,
+// an unbounded search proves every root (the search is complete on this small net, so a
+// wrong "proven" or a lost root would show), with the same verdicts as one search per box;
+// with a budget of only the roots' own bounds, exactly the roots CROWN/alpha-CROWN proves
+// are reported proven.
+TEST(LirpaBab, ReluSplittingFromSeveralBoxesSettlesEachRoot) {
+  ReluNet net = random_net({2, 24, 24, 2}, 53);  // two inputs: sampling finds each box's minimum
+  at::Tensor c = at::tensor({1.0, -1.0}, at::kDouble).reshape({1, 2});
+  const int64_t roots = 6;
+  at::Tensor xl = at::randn({roots, 2}, at::kDouble), xu = xl + 1.5;
+  double lowest = std::numeric_limits<double>::infinity();
+  for (int64_t b = 0; b < roots; ++b) {
+    at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({20000, 2}, at::kDouble);
+    lowest = std::min(lowest, at::matmul(net.forward(x), c.t()).min().item<double>());
+  }
+  at::Tensor rhs = at::full({1}, lowest - 0.02, at::kDouble);  // c y - rhs >= 0.02 where sampled
+  VerifyOptions o;
+  RunClock clock(300.0);
+  auto confirm = [&](const at::Tensor& x) {
+    return (at::matmul(net.forward(x.reshape({1, -1})), c.t()) - rhs).max().item<double>() <= 0;
+  };
+  BabContext ctx{net, o, clock, confirm, nullptr, "test", nullptr, nullptr};
+  BabProblem p{std::get<0>(xl.min(0)), std::get<0>(xu.max(0)), c, rhs};
+  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
+  ASSERT_LT(bb.lb.min().item<double>(), 0.0);  // CROWN alone leaves some root unproven
+  BabOutcome all = relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.layers, 0});
+  ASSERT_EQ(all.status, BabStatus::Proven);
+  EXPECT_TRUE(all.proven_roots.all().item<bool>());
+  EXPECT_GT(all.visited, roots);  // it had to split
+  for (int64_t b = 0; b < roots; ++b) {
+    BabOutcome one = relu_split_bab(ctx, BabProblem{xl[b], xu[b], c, rhs});
+    EXPECT_EQ(one.status, BabStatus::Proven) << "box " << b;
+  }
+  BabOutcome roots_only = relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.layers, roots});
+  ASSERT_EQ(roots_only.status, BabStatus::Exhausted);
+  BoxHandOff h = relu_split_boxes(ctx, p, xl, xu, bb.layers, roots);  // the same through the hand-off
+  EXPECT_TRUE(at::equal(h.proven, roots_only.proven_roots));
+  EXPECT_FALSE(roots_only.proven_roots.all().item<bool>());
+  // the roots proven without splitting: those whose alpha-CROWN root bound is above the margin
+  LayerBounds layers = intermediate_bounds(net, DomainBatch{xl, xu, {}}, &bb.layers);
+  Relaxation relax;
+  OptimiseOptions oo{o.alpha.iterations, o.beta.lr_alpha, o.beta.lr_beta, o.beta.lr_decay, true, {}, {}, {}};
+  at::Tensor root_lb = optimise_final_bound(net, DomainBatch{xl, xu, {}}, layers, c, rhs, relax, oo).lb.squeeze(1);
+  EXPECT_TRUE(at::equal(roots_only.proven_roots, root_lb > o.margin));
+}
+
 // Children bounded with their parent's layer bounds (branch and bound's inheritance): every
 // hidden pre-activation sampled in a child lies inside the child's bounds, those bounds lie
 // inside the parent's, the final bounds are sound, and on this deep net inheritance tightens

@@ -15,6 +15,7 @@ TEST(VerifyOptions, DefaultsWhenEmpty) {
   EXPECT_EQ(o.bab.input_portfolio_after, 5);
   EXPECT_EQ(o.bab.input_alpha_band, 0.03);
   EXPECT_EQ(o.bab.input_alpha_iterations, 20);
+  EXPECT_EQ(o.bab.input_relu_share, 0);
 }
 
 TEST(VerifyOptions, ReadsEveryKey) {
@@ -25,7 +26,8 @@ TEST(VerifyOptions, ReadsEveryKey) {
       "beta: {iterations: 6, lr_alpha: 0.3, lr_beta: 0.4, lr_decay: 0.7}\n"
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
       "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  enabled: true\n"
-      "  input_portfolio_after: -1\n  input_alpha_band: 0.5\n  input_alpha_iterations: 7\n");
+      "  input_portfolio_after: -1\n  input_alpha_band: 0.5\n  input_alpha_iterations: 7\n"
+      "  input_relu_share: 0.25\n");
   EXPECT_EQ(o.timeout, 12.5);
   EXPECT_EQ(o.margin, 0.001);
   EXPECT_FALSE(o.attack.enabled);
@@ -47,6 +49,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.input_portfolio_after, -1);
   EXPECT_EQ(o.bab.input_alpha_band, 0.5);
   EXPECT_EQ(o.bab.input_alpha_iterations, 7);
+  EXPECT_EQ(o.bab.input_relu_share, 0.25);
 }
 
 TEST(VerifyOptions, UnknownKeyNamesKeyAndLine) {
@@ -67,6 +70,7 @@ TEST(VerifyOptions, BadValuesAreErrors) {
   EXPECT_THROW(parse_verify_config("attack: [1, 2]\n"), InvalidInput);
   EXPECT_THROW(parse_verify_config("timeout: [\n"), ParseError);
   EXPECT_THROW(parse_verify_config("bab: {input_alpha_band: -0.1}\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {input_relu_share: -1}\n"), InvalidInput);
 }
 
 }  // namespace tessera::lirpa

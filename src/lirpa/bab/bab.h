@@ -32,6 +32,9 @@ struct BabOutcome {
   int64_t visited = 0;   ///< sub-domains bounded
   double lower = 0;      ///< global lower bound reached
   std::string reason;    ///< for Exhausted
+  /// ReLU splitting from several root boxes (ReluSplitStart::xl): [R] bool, the roots with no
+  /// open or stuck domain left (undefined when falsified).
+  at::Tensor proven_roots;
 };
 
 /// What branch and bound needs from the caller.
@@ -60,8 +63,31 @@ struct BabContext {
 /// the smear heuristic |a_i| (u_i - l_i) of the best row's linear bound.
 BabOutcome input_split_bab(BabContext& ctx, const BabProblem& problem);
 
+/// Where a ReLU-splitting search starts, and how far it may go (input splitting hands boxes
+/// over to it: relu_split_boxes).
+struct ReluSplitStart {
+  /// Root boxes [R, n] inside the problem's box, searched together in one pool (their domains
+  /// share batches); undefined: the problem's box.
+  at::Tensor xl, xu;
+  const LayerBounds* layers = nullptr;  ///< hidden-layer bounds sound on each root box ([R, n_k]), or null
+  int64_t max_visited = 0;              ///< stop (Exhausted) once this many domains are bounded; 0: no limit
+};
+
 /// ReLU splitting with beta-CROWN and BaBSR branching.
-BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& problem);
+BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& problem, const ReluSplitStart& start = {});
+
+/// Input splitting's hand-off: ReLU splitting (relu_split_bab, without PGD or progress
+/// reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer bounds (row b of
+/// `layers`), all in one pool, up to `max_visited` domains in all. On a small box only a few
+/// ReLUs are unstable, and splitting them removes the relaxation that bisecting the box only
+/// shrinks.
+struct BoxHandOff {
+  at::Tensor proven;       ///< [B] bool
+  bool falsified = false;  ///< a counterexample was confirmed
+  int64_t visited = 0;     ///< domains bounded
+};
+BoxHandOff relu_split_boxes(BabContext& ctx, const BabProblem& problem, const at::Tensor& xl, const at::Tensor& xu,
+                            const LayerBounds& layers, int64_t max_visited);
 
 /// Row-wise: for each domain, the index of the row with the largest lower bound and that bound.
 std::pair<at::Tensor, at::Tensor> best_rows(const at::Tensor& lb);

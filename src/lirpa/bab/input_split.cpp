@@ -7,7 +7,9 @@
 // keeps for its children); children near verification get alpha-CROWN (alpha_near_verified);
 // verified children are dropped; the minimising vertex of every unverified
 // child is tried as a counterexample, a few PGD steps run inside the worst children of every
-// batch, and PGD on the whole region from the worst boxes' centres now and then.
+// batch, and PGD on the whole region from the worst boxes' centres now and then. In the
+// portfolio phase the five-candidate search hands its small boxes over to ReLU splitting
+// (hand_off).
 
 #include <ATen/ATen.h>
 
@@ -77,16 +79,28 @@ class BoxStack {
   }
 
   /// Removes and returns the `b` rows of lowest score (best first), keeping the others' order.
-  at::Tensor pop_lowest(int64_t b) {
-    b = std::min(b, size_);
+  at::Tensor pop_lowest(int64_t b) { return pop_lowest_of(at::ones({size_}, at::kBool), b); }
+
+  /// Removes and returns the (at most) `b` rows of lowest score among those where `eligible`
+  /// ([size()] bool) holds, keeping the others' order.
+  at::Tensor pop_lowest_of(const at::Tensor& eligible, int64_t b) {
     at::Tensor live = data_.narrow(0, 0, size_);
-    at::Tensor take = std::get<1>(live.select(1, 2 * n_).topk(b, 0, /*largest=*/false));
+    at::Tensor score = live.select(1, 2 * n_).masked_fill(eligible.logical_not(), std::numeric_limits<double>::infinity());
+    b = std::min(b, eligible.sum().item<int64_t>());
+    at::Tensor take = std::get<1>(score.topk(b, 0, /*largest=*/false));
     at::Tensor keep = at::ones({size_}, at::kBool).index_fill_(0, take, false);
     at::Tensor out = live.index_select(0, take);
     at::Tensor rest = live.index_select(0, at::nonzero(keep).reshape({-1}));
     size_ = rest.size(0);
     data_.narrow(0, 0, size_).copy_(rest);
     return out;
+  }
+  /// Unstable ReLUs (l < 0 < u) of every open box: [size()] long.
+  at::Tensor unstable_counts() const {
+    LayerBounds lb = layers(data_.narrow(0, 0, size_));
+    at::Tensor count = at::zeros({size_}, at::kLong);
+    for (size_t k = 0; k < lb.lower.size(); ++k) count += (lb.lower[k] < 0).logical_and(lb.upper[k] > 0).sum(1);
+    return count;
   }
 
   at::Tensor xl(const at::Tensor& rows) const { return rows.narrow(1, 0, n_); }
@@ -291,6 +305,8 @@ struct Search {
   int64_t candidates, batch;
   int64_t it = 0;       // batches processed
   double cost = 0;      // work of its batches: children bounded / kChildrenPerSecond
+  double handed = 0;    // the part of `cost` spent in hand-offs to ReLU splitting
+  double bisected = 0;  // the part of `cost` spent in bisection in the portfolio phase
 };
 
 /// The portfolio: the search with two candidates runs alone until it has cost
@@ -315,6 +331,26 @@ constexpr double kBatchWork[2] = {0.05, 0.2}, kMaxBatchSeconds = 1.0;
 
 enum class Step { Open, Proven, Falsified };
 
+/// Hand-offs to ReLU splitting (relu_split_boxes), in the portfolio phase, by the
+/// five-candidate search while its hand-offs have cost at most `bab.input_relu_share` of its
+/// bisection work there: its kHandOffBoxes lowest-bounded open boxes with at most
+/// kHandOffMaxUnstable unstable ReLUs go together, with a budget of kHandOffDomains domains a
+/// box. A proven box leaves the pool; the others go back on top of the stack and are bisected
+/// next, while bisection takes the boxes with more unstable ReLUs first (lowest bound first).
+/// Why (bench/RESULTS.md, session 10): on the open boxes of ACAS Xu 3_3 prop_2 after 116 s,
+/// the triangle relaxation's LP with every layer's bounds tightened by LP is still below 0
+/// (-0.004 to -0.017) where the exact minimum is above (MILP, +0.001 to +0.005): bisection
+/// must shrink the relaxation's slack below the margin, while splitting the few unstable
+/// ReLUs removes it; a hand-off proves such a box with 3 to 4 domains, and one box that
+/// bisection had not proven in 60 s took 11. Only the five-candidate search hands over: the
+/// two-candidate one slices boxes thin along a few inputs (4_2 prop_2: 1/8192 of x1's range
+/// with x2 at 1/4), which no budget proved.
+/// A ReLU-splitting domain counts as kReluDomainWork children bounded (measured on ACAS Xu,
+/// session 10: about 5.5 ms a domain in batches of 32 boxes, 1.3 ms a child with the alpha
+/// steps near verification).
+constexpr int64_t kHandOffBoxes = 32, kHandOffDomains = 8, kHandOffMaxUnstable = 100;
+constexpr double kReluDomainWork = 5;
+
 /// In the portfolio phase every kBestFirstEvery-th batch of a search takes its pool's
 /// lowest-bounded boxes instead of the top of its stack. The depth-first stack never returns
 /// to the boxes at its bottom, where a counterexample may lie (5_3 prop_2:
@@ -329,7 +365,13 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   const VerifyOptions& o = ctx.options;
   if (s.pool.size() == 0) return Step::Proven;
   auto t0 = Clock::now();
-  at::Tensor todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
+  at::Tensor todo;
+  if (best_first && s.candidates > kCandidates[0] && o.bab.input_relu_share > 0) {  // the boxes too large to hand over first
+    at::Tensor large = s.pool.unstable_counts() > kHandOffMaxUnstable;
+    if (large.any().item<bool>()) todo = s.pool.pop_lowest_of(large, s.batch);
+  }
+  if (!todo.defined())
+    todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
   auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
                                  s.pool.layers(todo), s.candidates, s.pool.score(todo), s.candidates > kCandidates[0]);
   alpha_near_verified(ctx, p, cl, cu, b);
@@ -352,6 +394,23 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
     else if (work < kBatchWork[0] && secs <= kMaxBatchSeconds && s.batch < 8192) s.batch *= 2;
   }
   s.cost += work;
+  if (best_first) s.bisected += work;
+  return s.pool.size() == 0 ? Step::Proven : Step::Open;
+}
+
+/// One hand-off of a search (`none`: no box was eligible, nothing done).
+Step hand_off(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool& none) {
+  at::Tensor eligible = s.pool.unstable_counts() <= kHandOffMaxUnstable;
+  none = !eligible.any().item<bool>();
+  if (none) return Step::Open;
+  at::Tensor rows = s.pool.pop_lowest_of(eligible, kHandOffBoxes);
+  BoxHandOff h = relu_split_boxes(ctx, p, s.pool.xl(rows), s.pool.xu(rows), s.pool.layers(rows),
+                                 kHandOffDomains * rows.size(0));
+  out.visited += h.visited;
+  const double work = static_cast<double>(h.visited) * kReluDomainWork / kChildrenPerSecond;
+  s.cost += work, s.handed += work;
+  if (h.falsified) return Step::Falsified;
+  s.pool.push(rows.index_select(0, at::nonzero(h.proven.logical_not()).reshape({-1})));
   return s.pool.size() == 0 ? Step::Proven : Step::Open;
 }
 
@@ -403,7 +462,12 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
       searches.back().cost = searches[0].cost;  // from now on, equal shares
     }
     Search& s = searches.size() == 1 || searches[0].cost <= searches[1].cost ? searches[0] : searches[1];
-    Step r = step(ctx, p, s, out, searches.size() == 2);
+    bool none = true;
+    Step r = Step::Open;
+    if (searches.size() == 2 && &s == &searches[1] && o.bab.input_relu_share > 0 &&
+        s.handed <= o.bab.input_relu_share * s.bisected)
+      r = hand_off(ctx, p, s, out, none);
+    if (none) r = step(ctx, p, s, out, searches.size() == 2);
     if (r == Step::Proven) return out.status = BabStatus::Proven, out;
     if (r == Step::Falsified) return out.status = BabStatus::Falsified, out;
     if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;  // not timed above

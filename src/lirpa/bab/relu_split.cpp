@@ -2,7 +2,9 @@
 // of split ReLUs (z >= 0 or z <= 0). A batch of the worst domains is split at the ReLU
 // BaBSR or FSB chooses; both children inherit the parent's bounds (intersected with their own),
 // slopes and multipliers, and are bounded by alpha/beta optimisation. The two children of
-// a split cover the parent (z >= 0 or z <= 0 holds for every input).
+// a split cover the parent (z >= 0 or z <= 0 holds for every input). The search may start
+// from several root boxes at once (input splitting's hand-off): every domain keeps its own box
+// and root, and a root is proven when none of its domains is left open.
 //
 // With a sharded state (`ctx.state_comm`), each rank bounds one contiguous block of a batch's
 // children and the results are all-gathered in the single-process order; every decision is
@@ -45,6 +47,9 @@ struct Layout {
   size_t beta(size_t j) const { return 5 * j + 4; }
   size_t layer() const { return 5 * hidden; }
   size_t neuron() const { return 5 * hidden + 1; }
+  size_t xl() const { return 5 * hidden + 2; }    // the domain's input box
+  size_t xu() const { return 5 * hidden + 3; }
+  size_t root() const { return 5 * hidden + 4; }  // index of the root box it lies in
 };
 
 struct Bounded {
@@ -99,9 +104,7 @@ Bounded gather_children(BabContext& ctx, const ChildBlock& block, Bounded b, std
                         const at::Tensor& xl, const at::Tensor& xu) {
   dist::Communicator& comm = *ctx.state_comm;
   auto all = [&](const at::Tensor& t) { return gather_block(comm, block, t); };
-  int64_t total = split.front().size(0);
-  Bounded g{DomainBatch{xl.expand({total, xl.size(1)}), xu.expand({total, xu.size(1)}), std::move(split)},
-            {}, {}, {}, {}, {}, {}, {}};
+  Bounded g{DomainBatch{xl, xu, std::move(split)}, {}, {}, {}, {}, {}, {}, {}};  // every child's box
   for (size_t j = 0; j < b.bounds.lower.size(); ++j) {
     g.bounds.lower.push_back(all(b.bounds.lower[j]));
     g.bounds.upper.push_back(all(b.bounds.upper[j]));
@@ -116,9 +119,9 @@ Bounded gather_children(BabContext& ctx, const ChildBlock& block, Bounded b, std
   return g;
 }
 
-// Moves the unverified domains of `b` into the pool.
-void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::Tensor& open) {
-  std::vector<at::Tensor> f(lay.neuron() + 1);
+// Moves the unverified domains of `b` (in root boxes `root` [B]) into the pool.
+void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::Tensor& root, const at::Tensor& open) {
+  std::vector<at::Tensor> f(lay.root() + 1);
   for (size_t j = 0; j < lay.hidden; ++j) {
     at::Tensor s = b.d.split.empty() ? at::zeros(b.bounds.lower[j].sizes(), at::kChar) : b.d.split[j];
     f[lay.split(j)] = s.index_select(0, open);
@@ -130,43 +133,62 @@ void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::
   }
   f[lay.layer()] = b.layer.index_select(0, open);
   f[lay.neuron()] = b.neuron.index_select(0, open);
+  f[lay.xl()] = b.d.xl.index_select(0, open);
+  f[lay.xu()] = b.d.xu.index_select(0, open);
+  f[lay.root()] = root.index_select(0, open);
   pool.push(f, b.score.index_select(0, open));
 }
 
 }  // namespace
 
-BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p) {
+BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p, const ReluSplitStart& start) {
   const VerifyOptions& o = ctx.options;
   int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 64;
   Layout lay{static_cast<size_t>(ctx.net.layers() - 1)};
   BabOutcome out;
-  at::Tensor xl = p.xl.reshape({1, -1}), xu = p.xu.reshape({1, -1});
-  Bounded root = bound_domains(ctx, p, DomainBatch{xl, xu, {}}, nullptr, {}, o.alpha.iterations);
-  out.visited = 1;
-  out.lower = root.score.item<double>();
-  if (out.lower > o.margin) return out.status = BabStatus::Proven, out;
-  at::Tensor zero = at::zeros({1}, at::kLong);
-  if (try_vertices(ctx, p, root, zero)) return out.status = BabStatus::Falsified, out;
+  at::Tensor xl = start.xl.defined() ? start.xl : p.xl.reshape({1, -1});  // the root boxes [R, n]
+  at::Tensor xu = start.xu.defined() ? start.xu : p.xu.reshape({1, -1});
+  const int64_t roots = xl.size(0);
+  Bounded root = bound_domains(ctx, p, DomainBatch{xl, xu, {}}, start.layers, {}, o.alpha.iterations);
+  out.visited = roots;
+  out.lower = root.score.min().item<double>();
+  at::Tensor open = at::nonzero(root.score <= o.margin).reshape({-1});
+  at::Tensor unsettled = at::zeros({roots}, at::kBool);  // roots with a stuck domain
+  // a root is proven when none of its domains is open or stuck
+  auto settle = [&](const TensorPool& pool) {
+    at::Tensor left = unsettled.clone();
+    if (pool.size() > 0) left.index_fill_(0, pool.fields()[lay.root()], true);
+    out.proven_roots = left.logical_not();
+  };
+  at::Tensor ids = at::arange(roots, at::kLong);
+  if (open.numel() == 0) return out.proven_roots = at::ones({roots}, at::kBool), out.status = BabStatus::Proven, out;
+  if (try_vertices(ctx, p, root, open)) return out.status = BabStatus::Falsified, out;
   TensorPool pool;
   int64_t stuck = 0;  // unverified domains with nothing left to split
-  keep_open(lay, pool, root, zero);
+  keep_open(lay, pool, root, ids, open);
   auto last_report = Clock::now();
   for (int64_t it = 1;; ++it) {
     if (pool.size() == 0) {
+      settle(pool);
       if (stuck == 0) return out.status = BabStatus::Proven, out;
       out.reason = std::to_string(stuck) + " sub-domains with every ReLU split are neither verified nor falsified";
       return out.status = BabStatus::Exhausted, out;
     }
     out.lower = pool.score().min().item<double>();
-    if (ctx.expired()) return out.status = BabStatus::Timeout, out;
+    if (ctx.expired()) return settle(pool), out.status = BabStatus::Timeout, out;
     if (pool.size() > o.bab.max_domains) {
       out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
-      return out.status = BabStatus::Exhausted, out;
+      return settle(pool), out.status = BabStatus::Exhausted, out;
+    }
+    if (start.max_visited > 0 && out.visited >= start.max_visited) {
+      out.reason = std::to_string(out.visited) + " sub-domains bounded (the budget)";
+      return settle(pool), out.status = BabStatus::Exhausted, out;
     }
     auto [f, score] = pool.pop(batch);
     at::Tensor layer = f[lay.layer()], neuron = f[lay.neuron()];
     at::Tensor splittable = at::nonzero(layer >= 0).reshape({-1});
     stuck += layer.size(0) - splittable.numel();
+    unsettled.index_fill_(0, f[lay.root()].index_select(0, at::nonzero(layer < 0).reshape({-1})), true);
     for (auto& t : f) t = t.index_select(0, splittable);
     layer = layer.index_select(0, splittable), neuron = neuron.index_select(0, splittable);
     int64_t n = layer.size(0);
@@ -186,14 +208,16 @@ BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p) {
     }
     std::vector<at::Tensor> kids = split_children(split, layer, neuron), mine;
     for (const at::Tensor& s : kids) mine.push_back(s.slice(0, block.lo, block.hi));
-    DomainBatch d{xl.expand({block.size(), xl.size(1)}), xu.expand({block.size(), xu.size(1)}), std::move(mine)};
+    at::Tensor kid_xl = f[lay.xl()].repeat({2, 1}), kid_xu = f[lay.xu()].repeat({2, 1});  // a child keeps its box
+    at::Tensor kid_root = f[lay.root()].repeat({2});
+    DomainBatch d{kid_xl.slice(0, block.lo, block.hi), kid_xu.slice(0, block.lo, block.hi), std::move(mine)};
     Bounded b = bound_domains(ctx, p, std::move(d), &parent, std::move(relax), o.beta.iterations, &block,
                               layers_with_splits(kids));
-    if (block.split()) b = gather_children(ctx, block, std::move(b), std::move(kids), xl, xu);
+    if (block.split()) b = gather_children(ctx, block, std::move(b), std::move(kids), kid_xl, kid_xu);
     out.visited += 2 * n;
     at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});
     if (try_vertices(ctx, p, b, open)) return out.status = BabStatus::Falsified, out;
-    keep_open(lay, pool, b, open);
+    keep_open(lay, pool, b, kid_root, open);
     if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && open.numel() > 0) {
       at::Tensor starts = minimising_vertex(b.fb.a_input.index_select(0, open), b.rows.index_select(0, open),
                                             b.d.xl.index_select(0, open), b.d.xu.index_select(0, open));

@@ -76,6 +76,7 @@ void check_ranges(const VerifyOptions& o, const std::string& source) {
   TESSERA_CHECK(o.margin >= 0, InvalidInput, source, ": margin must be >= 0");
   TESSERA_CHECK(o.bab.input_alpha_band >= 0 && o.bab.input_alpha_iterations >= 0, InvalidInput, source,
                 ": bab.input_alpha_band and bab.input_alpha_iterations must be >= 0");
+  TESSERA_CHECK(o.bab.input_relu_share >= 0, InvalidInput, source, ": bab.input_relu_share must be >= 0");
 }
 
 }  // namespace
@@ -119,6 +120,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"input_portfolio_after", r.set(o.bab.input_portfolio_after, "bab.input_portfolio_after")},
               {"input_alpha_band", r.set(o.bab.input_alpha_band, "bab.input_alpha_band")},
               {"input_alpha_iterations", r.set(o.bab.input_alpha_iterations, "bab.input_alpha_iterations")},
+              {"input_relu_share", r.set(o.bab.input_relu_share, "bab.input_relu_share")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
               {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")}});
   std::map<std::string, Setter> top{{"timeout", r.set(o.timeout, "timeout")},
