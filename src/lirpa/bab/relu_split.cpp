@@ -3,8 +3,8 @@
 // BaBSR or FSB chooses; both children inherit the parent's bounds (intersected with their own),
 // slopes and multipliers, and are bounded by alpha/beta optimisation. The two children of
 // a split cover the parent (z >= 0 or z <= 0 holds for every input). The search may start
-// from several root boxes at once (input splitting's hand-off): every domain keeps its own box
-// and root, and a root is proven when none of its domains is left open.
+// from several root boxes at once (input splitting's hand-off): every domain keeps the index of
+// its root (whose box is its input box), and a root is proven when none of its domains is left open.
 //
 // With a sharded state (`ctx.state_comm`), each rank bounds one contiguous block of a batch's
 // children and the results are all-gathered in the single-process order; every decision is
@@ -47,9 +47,7 @@ struct Layout {
   size_t beta(size_t j) const { return 5 * j + 4; }
   size_t layer() const { return 5 * hidden; }
   size_t neuron() const { return 5 * hidden + 1; }
-  size_t xl() const { return 5 * hidden + 2; }    // the domain's input box
-  size_t xu() const { return 5 * hidden + 3; }
-  size_t root() const { return 5 * hidden + 4; }  // index of the root box it lies in
+  size_t root() const { return 5 * hidden + 2; }  // the root box it lies in (its input box)
 };
 
 struct Bounded {
@@ -133,8 +131,6 @@ void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::
   }
   f[lay.layer()] = b.layer.index_select(0, open);
   f[lay.neuron()] = b.neuron.index_select(0, open);
-  f[lay.xl()] = b.d.xl.index_select(0, open);
-  f[lay.xu()] = b.d.xu.index_select(0, open);
   f[lay.root()] = root.index_select(0, open);
   pool.push(f, b.score.index_select(0, open));
 }
@@ -208,8 +204,9 @@ BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p, const ReluSplitS
     }
     std::vector<at::Tensor> kids = split_children(split, layer, neuron), mine;
     for (const at::Tensor& s : kids) mine.push_back(s.slice(0, block.lo, block.hi));
-    at::Tensor kid_xl = f[lay.xl()].repeat({2, 1}), kid_xu = f[lay.xu()].repeat({2, 1});  // a child keeps its box
-    at::Tensor kid_root = f[lay.root()].repeat({2});
+    at::Tensor kid_root = f[lay.root()].repeat({2});  // a child keeps its root's box
+    at::Tensor kid_xl = roots == 1 ? xl.expand({2 * n, xl.size(1)}) : xl.index_select(0, kid_root);
+    at::Tensor kid_xu = roots == 1 ? xu.expand({2 * n, xu.size(1)}) : xu.index_select(0, kid_root);
     DomainBatch d{kid_xl.slice(0, block.lo, block.hi), kid_xu.slice(0, block.lo, block.hi), std::move(mine)};
     Bounded b = bound_domains(ctx, p, std::move(d), &parent, std::move(relax), o.beta.iterations, &block,
                               layers_with_splits(kids));
