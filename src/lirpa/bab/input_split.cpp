@@ -345,9 +345,9 @@ enum class Step { Open, Proven, Falsified };
 /// bisection had not proven in 60 s took 11. Only the five-candidate search hands over: the
 /// two-candidate one slices boxes thin along a few inputs (4_2 prop_2: 1/8192 of x1's range
 /// with x2 at 1/4), which no budget proved.
-/// A ReLU-splitting domain counts as kReluDomainWork children bounded (measured on ACAS Xu,
-/// session 10: about 5.5 ms a domain in batches of 32 boxes, 1.3 ms a child with the alpha
-/// steps near verification).
+/// A ReLU-splitting domain counts as kReluDomainWork children bounded: about 5.5 ms a domain
+/// in batches of 32 boxes (ACAS Xu, session 10); with 5, hand-offs took 21% (3_3 prop_2) and
+/// 40% (4_2 prop_2) of 400-s runs at share 1; with 20, 14-20% of 116-s runs (bench/RESULTS.md).
 constexpr int64_t kHandOffBoxes = 32, kHandOffDomains = 8, kHandOffMaxUnstable = 100;
 constexpr double kReluDomainWork = 5;
 
