@@ -15,7 +15,7 @@ TEST(VerifyOptions, DefaultsWhenEmpty) {
   EXPECT_EQ(o.bab.input_portfolio_after, 5);
   EXPECT_EQ(o.bab.input_alpha_band, 0.03);
   EXPECT_EQ(o.bab.input_alpha_iterations, 20);
-  EXPECT_EQ(o.bab.input_relu_share, 0);
+  EXPECT_EQ(o.bab.input_relu_share, 3);
 }
 
 TEST(VerifyOptions, ReadsEveryKey) {

@@ -133,8 +133,9 @@ TEST(LirpaVerify, BranchAndBoundDecidesBothSidesOfTheMinimum) {
 }
 
 // The input-splitting portfolio (a second search with more split candidates beside the first,
-// here from the start, also in the deterministic mode): a threshold below the true minimum of
-// a 3-input net is proven, one above the grid minimum is falsified.
+// here from the start, also in the deterministic mode; with hand-offs to ReLU splitting, the
+// second search alone): a threshold below the true minimum of a 3-input net is proven, one
+// above the grid minimum is falsified.
 TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
   at::manual_seed(5);
   Graph g = load_onnx_bytes(testing::random_mlp(3, {16, 16}, 1, "Relu"));
@@ -151,20 +152,23 @@ TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
   BoundOptions crown;
   at::Tensor root = compute_bounds(g, -at::ones({3}, at::kDouble), at::ones({3}, at::kDouble), crown).lower;
   ASSERT_LT(root[0].item<double>(), below);  // CROWN alone cannot prove it
-  for (bool synchronous : {false, true}) {
-    VerifyOptions o = quick(30, SplitKind::Input);
-    o.attack.enabled = false;
-    o.alpha_enabled = false;
-    o.bab.input_portfolio_after = 0;
-    o.bab.force_synchronous = synchronous;
-    o.bab.batch_size = 16;  // several batches of each search
-    VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(below) + "))", 3, 1), o);
-    EXPECT_EQ(r.verdict, Verdict::Unsat) << synchronous << " " << r.reason;
-    // found by the minimising vertices of the open boxes (attack off)
-    Property p = box_property("(assert (<= Y_0 " + num(gmin + 0.02) + "))", 3, 1);
-    VerifyResult s = verify(g, p, o);
-    ASSERT_EQ(s.verdict, Verdict::Sat) << synchronous << " " << s.reason;
-    EXPECT_TRUE(check_counterexample(g, p, s.counterexample->x).has_value());
+  for (double share : {0.0, 3.0}) {
+    for (bool synchronous : {false, true}) {
+      VerifyOptions o = quick(30, SplitKind::Input);
+      o.attack.enabled = false;
+      o.alpha_enabled = false;
+      o.bab.input_portfolio_after = 0;
+      o.bab.input_relu_share = share;
+      o.bab.force_synchronous = synchronous;
+      o.bab.batch_size = 16;  // several batches of each search
+      VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(below) + "))", 3, 1), o);
+      EXPECT_EQ(r.verdict, Verdict::Unsat) << share << " " << synchronous << " " << r.reason;
+      // found by the minimising vertices of the open boxes (attack off)
+      Property p = box_property("(assert (<= Y_0 " + num(gmin + 0.02) + "))", 3, 1);
+      VerifyResult s = verify(g, p, o);
+      ASSERT_EQ(s.verdict, Verdict::Sat) << share << " " << synchronous << " " << s.reason;
+      EXPECT_TRUE(check_counterexample(g, p, s.counterexample->x).has_value());
+    }
   }
 }
 

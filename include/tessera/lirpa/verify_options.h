@@ -17,7 +17,7 @@
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
 ///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 5,
-///         input_alpha_band: 0.03, input_alpha_iterations: 20, input_relu_share: 0}
+///         input_alpha_band: 0.03, input_alpha_iterations: 20, input_relu_share: 3}
 /// @endcode
 
 #include <cstdint>
@@ -67,10 +67,10 @@ struct BabOptions {
   /// relaxation's slack, which the slopes recover (ACAS Xu 1_1 prop_5, bench/RESULTS.md).
   double input_alpha_band = 0.03;
   int input_alpha_iterations = 20;
-  /// Input splitting: in the portfolio phase the five-candidate search hands its small open
-  /// boxes (few unstable ReLUs) over to ReLU splitting, which may cost this share of its
-  /// bisection work; 0: never (bisection alone).
-  double input_relu_share = 0;
+  /// Input splitting: in the portfolio phase the five-candidate search runs alone and hands
+  /// its lowest-bounded open boxes over to ReLU splitting, which may cost this many times its
+  /// bisection work; 0: never (bisection alone, beside the two-candidate search).
+  double input_relu_share = 3;
   /// Deterministic mode: the batch size stays fixed (no automatic resizing) and nothing
   /// is pruned early, so runs in different modes do exactly the same work.
   bool force_synchronous = false;

@@ -8,8 +8,8 @@
 // verified children are dropped; the minimising vertex of every unverified
 // child is tried as a counterexample, a few PGD steps run inside the worst children of every
 // batch, and PGD on the whole region from the worst boxes' centres now and then. In the
-// portfolio phase the five-candidate search hands its small boxes over to ReLU splitting
-// (hand_off).
+// portfolio phase the five-candidate search hands its lowest-bounded boxes over to ReLU
+// splitting (hand_off) and then runs alone.
 
 #include <ATen/ATen.h>
 
@@ -79,15 +79,10 @@ class BoxStack {
   }
 
   /// Removes and returns the `b` rows of lowest score (best first), keeping the others' order.
-  at::Tensor pop_lowest(int64_t b) { return pop_lowest_of(at::ones({size_}, at::kBool), b); }
-
-  /// Removes and returns the (at most) `b` rows of lowest score among those where `eligible`
-  /// ([size()] bool) holds, keeping the others' order.
-  at::Tensor pop_lowest_of(const at::Tensor& eligible, int64_t b) {
+  at::Tensor pop_lowest(int64_t b) {
+    b = std::min(b, size_);
     at::Tensor live = data_.narrow(0, 0, size_);
-    at::Tensor score = live.select(1, 2 * n_).masked_fill(eligible.logical_not(), std::numeric_limits<double>::infinity());
-    b = std::min(b, eligible.sum().item<int64_t>());
-    at::Tensor take = std::get<1>(score.topk(b, 0, /*largest=*/false));
+    at::Tensor take = std::get<1>(live.select(1, 2 * n_).topk(b, 0, /*largest=*/false));
     at::Tensor keep = at::ones({size_}, at::kBool).index_fill_(0, take, false);
     at::Tensor out = live.index_select(0, take);
     at::Tensor rest = live.index_select(0, at::nonzero(keep).reshape({-1}));
@@ -95,14 +90,6 @@ class BoxStack {
     data_.narrow(0, 0, size_).copy_(rest);
     return out;
   }
-  /// Unstable ReLUs (l < 0 < u) of every open box: [size()] long.
-  at::Tensor unstable_counts() const {
-    LayerBounds lb = layers(data_.narrow(0, 0, size_));
-    at::Tensor count = at::zeros({size_}, at::kLong);
-    for (size_t k = 0; k < lb.lower.size(); ++k) count += (lb.lower[k] < 0).logical_and(lb.upper[k] > 0).sum(1);
-    return count;
-  }
-
   at::Tensor xl(const at::Tensor& rows) const { return rows.narrow(1, 0, n_); }
   at::Tensor xu(const at::Tensor& rows) const { return rows.narrow(1, n_, n_); }
   at::Tensor score(const at::Tensor& rows) const { return rows.select(1, 2 * n_); }
@@ -314,7 +301,12 @@ struct Search {
 /// of before); then a second search with five candidates starts from the root box and the two
 /// share the time equally (the one that has cost less runs next) until either empties its
 /// pool or finds a counterexample. Each pool covers the whole unproven region on its own, so
-/// either finishing decides, and the better of their minima is a lower bound.
+/// either finishing decides, and the better of their minima is a lower bound. With hand-offs
+/// to ReLU splitting (`bab.input_relu_share` > 0) the five-candidate search replaces the
+/// two-candidate one instead: the hand-offs did not prove the two-candidate search's boxes,
+/// which it slices thin along a few inputs (session 10: 0 of 32 with 8 domains a box on 4_2
+/// prop_2, sliced to 1/8192 of x1's range with x2 at 1/4), and with half the time the five-candidate
+/// search decided neither 3_3 nor 4_2 prop_2 (bench/RESULTS.md, session 11).
 constexpr int64_t kCandidates[2] = {2, 5};
 
 /// A search measures its work in children bounded, not in seconds: the batch sizes, and so the
@@ -332,23 +324,23 @@ constexpr double kBatchWork[2] = {0.05, 0.2}, kMaxBatchSeconds = 1.0;
 enum class Step { Open, Proven, Falsified };
 
 /// Hand-offs to ReLU splitting (relu_split_boxes), in the portfolio phase, by the
-/// five-candidate search while its hand-offs have cost at most `bab.input_relu_share` of its
-/// bisection work there: its kHandOffBoxes lowest-bounded open boxes with at most
-/// kHandOffMaxUnstable unstable ReLUs go together, with a budget of kHandOffDomains domains a
-/// box. A proven box leaves the pool; the others go back on top of the stack and are bisected
-/// next, while bisection takes the boxes with more unstable ReLUs first (lowest bound first).
-/// Why (bench/RESULTS.md, session 10): on the open boxes of ACAS Xu 3_3 prop_2 after 116 s,
-/// the triangle relaxation's LP with every layer's bounds tightened by LP is still below 0
-/// (-0.004 to -0.017) where the exact minimum is above (MILP, +0.001 to +0.005): bisection
+/// five-candidate search while its hand-offs have cost at most `bab.input_relu_share` times its
+/// bisection work there: its kHandOffBoxes lowest-bounded open boxes go together, with a budget
+/// of kHandOffDomains domains a box. A proven box leaves the pool; the others go back on top of
+/// the stack and are bisected next.
+/// Why (bench/RESULTS.md, sessions 10 and 11): on the open boxes of ACAS Xu 3_3 prop_2 after
+/// 116 s, the triangle relaxation's LP with every layer's bounds tightened by LP is still below
+/// 0 (-0.004 to -0.017) where the exact minimum is above (MILP, +0.001 to +0.005): bisection
 /// must shrink the relaxation's slack below the margin, while splitting the few unstable
-/// ReLUs removes it; a hand-off proves such a box with 3 to 4 domains, and one box that
-/// bisection had not proven in 60 s took 11. Only the five-candidate search hands over: the
-/// two-candidate one slices boxes thin along a few inputs (4_2 prop_2: 1/8192 of x1's range
-/// with x2 at 1/4), which no budget proved.
+/// ReLUs removes it (one box that bisection had not proven in 60 s took 11 domains).
+/// Measured on 3_3 and 4_2 prop_2 (session 11, 116 s, the two run together), which
+/// bisection alone never decided: every box eligible, share 3, 32 domains a box: unsat in 46.1 s
+/// and 44.1 s; 16 domains: 47.0 and 52.2 s; 8 domains: 73.5 s and open (-0.0039 at 115 s);
+/// share 8 (8 domains): both open. Session 10's rule (boxes with at most 100 unstable ReLUs,
+/// 8 domains, share 1, the two-candidate search still running) decided neither.
 /// A ReLU-splitting domain counts as kReluDomainWork children bounded: about 5.5 ms a domain
-/// in batches of 32 boxes (ACAS Xu, session 10); with 5, hand-offs took 21% (3_3 prop_2) and
-/// 40% (4_2 prop_2) of 400-s runs at share 1; with 20, 14-20% of 116-s runs (bench/RESULTS.md).
-constexpr int64_t kHandOffBoxes = 32, kHandOffDomains = 8, kHandOffMaxUnstable = 100;
+/// in batches of 32 boxes (ACAS Xu, session 10).
+constexpr int64_t kHandOffBoxes = 32, kHandOffDomains = 32;
 constexpr double kReluDomainWork = 5;
 
 /// In the portfolio phase every kBestFirstEvery-th batch of a search takes its pool's
@@ -365,13 +357,7 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   const VerifyOptions& o = ctx.options;
   if (s.pool.size() == 0) return Step::Proven;
   auto t0 = Clock::now();
-  at::Tensor todo;
-  if (best_first && s.candidates > kCandidates[0] && o.bab.input_relu_share > 0) {  // the boxes too large to hand over first
-    at::Tensor large = s.pool.unstable_counts() > kHandOffMaxUnstable;
-    if (large.any().item<bool>()) todo = s.pool.pop_lowest_of(large, s.batch);
-  }
-  if (!todo.defined())
-    todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
+  at::Tensor todo = best_first && s.it % kBestFirstEvery == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
   auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
                                  s.pool.layers(todo), s.candidates, s.pool.score(todo), s.candidates > kCandidates[0]);
   alpha_near_verified(ctx, p, cl, cu, b);
@@ -398,12 +384,10 @@ Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool
   return s.pool.size() == 0 ? Step::Proven : Step::Open;
 }
 
-/// One hand-off of a search (`none`: no box was eligible, nothing done).
-Step hand_off(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool& none) {
-  at::Tensor eligible = s.pool.unstable_counts() <= kHandOffMaxUnstable;
-  none = !eligible.any().item<bool>();
-  if (none) return Step::Open;
-  at::Tensor rows = s.pool.pop_lowest_of(eligible, kHandOffBoxes);
+/// One hand-off of a search's lowest-bounded boxes.
+Step hand_off(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out) {
+  if (s.pool.size() == 0) return Step::Proven;
+  at::Tensor rows = s.pool.pop_lowest(kHandOffBoxes);
   BoxHandOff h = relu_split_boxes(ctx, p, s.pool.xl(rows), s.pool.xu(rows), s.pool.layers(rows),
                                  kHandOffDomains * rows.size(0));
   out.visited += h.visited;
@@ -446,6 +430,8 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
     for (const Search& s : searches) k += s.pool.size();
     return k;
   };
+  bool portfolio = false;  // the five-candidate search has started
+  const bool hand_offs = o.bab.input_relu_share > 0;
   auto last_report = Clock::now();
   for (;;) {
     if (ctx.expired()) return out.lower = lower(), out.status = BabStatus::Timeout, out;
@@ -455,19 +441,19 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
                    (max_boxes < o.bab.max_domains ? " (" + std::to_string(kMaxPoolBytes >> 30) + " GiB of open boxes)" : "");
       return out.status = BabStatus::Exhausted, out;
     }
-    if (searches.size() == 1 && o.bab.input_portfolio_after >= 0 && searches[0].cost >= o.bab.input_portfolio_after &&
+    if (!portfolio && o.bab.input_portfolio_after >= 0 && searches[0].cost >= o.bab.input_portfolio_after &&
         xl.size(1) > kCandidates[0]) {
+      portfolio = true;
+      const double spent = searches[0].cost;
+      if (hand_offs) searches.clear();  // the five-candidate search with hand-offs runs alone
       searches.emplace_back(xl.size(1), widths, kCandidates[1], batch);
       searches.back().pool.push(root_rows);
-      searches.back().cost = searches[0].cost;  // from now on, equal shares
+      searches.back().cost = spent;  // from now on, equal shares
     }
     Search& s = searches.size() == 1 || searches[0].cost <= searches[1].cost ? searches[0] : searches[1];
-    bool none = true;
-    Step r = Step::Open;
-    if (searches.size() == 2 && &s == &searches[1] && o.bab.input_relu_share > 0 &&
-        s.handed <= o.bab.input_relu_share * s.bisected)
-      r = hand_off(ctx, p, s, out, none);
-    if (none) r = step(ctx, p, s, out, searches.size() == 2);
+    Step r = portfolio && hand_offs && s.candidates == kCandidates[1] && s.handed <= o.bab.input_relu_share * s.bisected
+                 ? hand_off(ctx, p, s, out)
+                 : step(ctx, p, s, out, portfolio);
     if (r == Step::Proven) return out.status = BabStatus::Proven, out;
     if (r == Step::Falsified) return out.status = BabStatus::Falsified, out;
     if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;  // not timed above
