@@ -4,9 +4,12 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
+#include "lirpa/verify/float_relu_net.h"
 #include "lirpa/verify/incomplete.h"
 #include "lirpa/verify/relu_net.h"
 #include "lirpa/verify/run_clock.h"
@@ -64,10 +67,12 @@ bool run_attack(Run& run, const std::optional<detail::ReluNet>& net) {
 // Escalating PGD on every open disjunct while branch and bound runs. Some counterexamples lie
 // in regions too small for the first attack's few restarts, and behind a disjunct whose proof
 // does not end (branch and bound takes the disjuncts one after another): ACAS Xu 1_9 prop_7
-// was found by 30,000 restarts of 40 steps, 2_9 prop_8 by 4,000 (bench/RESULTS.md). Round k
+// was found by 30,000 restarts of 40 steps, 2_9 prop_8 by 4,000 (bench/RESULTS.md; in session
+// 11, 1_9 prop_7's counterexample was one of the fourth round's 32,000 random starts). Round k
 // (k = 0, 1, ...) runs kFirstRestarts * 2^k random starts (capped), after 4 s of branch and
 // bound and only while the rounds' time stays within kShare of the time since then, so
-// instances decided in seconds do not pay for it.
+// instances decided in seconds do not pay for it. With whole weights the rounds' PGD runs in
+// float32 (FloatReluNet), which brings each round, and so the next, forward.
 class SideAttack {
  public:
   static constexpr int kFirstRestarts = 4000, kMaxRestarts = 32000, kSteps = 40;
@@ -175,7 +180,11 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     return finish();
   }
   bool undecided = false;
-  SideAttack side(run, [&](const at::Tensor& x) { return net->forward(x); }, open);
+  // the side attack's PGD in float32 (its points are confirmed in float64); sharded weights
+  // (several ranks) stay sharded: the rounds then gather them in float64
+  std::optional<detail::FloatReluNet> fast;
+  if (!comm || comm->size() == 1) fast.emplace(*net);
+  SideAttack side(run, [&](const at::Tensor& x) { return fast ? fast->forward(x) : net->forward(x); }, open);
   for (size_t c = 0; c < property.cases.size(); ++c) {
     for (size_t d = 0; d < property.cases[c].disjuncts.size(); ++d) {
       if (!open[c][d]) continue;
