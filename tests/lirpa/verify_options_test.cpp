@@ -12,7 +12,7 @@ TEST(VerifyOptions, DefaultsWhenEmpty) {
   EXPECT_EQ(o.timeout, 300);
   EXPECT_FALSE(o.bab.force_synchronous);
   EXPECT_EQ(o.bab.split, SplitKind::Auto);
-  EXPECT_EQ(o.bab.input_portfolio_after, 5);
+  EXPECT_EQ(o.bab.input_portfolio_after, 3);
   EXPECT_EQ(o.bab.input_alpha_band, 0.03);
   EXPECT_EQ(o.bab.input_alpha_iterations, 20);
   EXPECT_EQ(o.bab.input_relu_share, 3);

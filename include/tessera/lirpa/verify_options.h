@@ -16,7 +16,7 @@
 ///   alpha: {enabled: true, iterations: 20, lr: 0.5, lr_decay: 0.98}
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
-///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 5,
+///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 3,
 ///         input_alpha_band: 0.03, input_alpha_iterations: 20, input_relu_share: 3}
 /// @endcode
 
@@ -59,8 +59,10 @@ struct BabOptions {
   int attack_every = 20;                    ///< PGD on the worst sub-domains every this many batches (0: never)
   /// Input splitting: "seconds" of work of the two-candidate search (4,000 children bounded
   /// make one, in every mode: the same search at any load) before a five-candidate search
-  /// starts beside it, the two sharing the work; negative: never.
-  double input_portfolio_after = 5;
+  /// starts (beside it, or in its place with `input_relu_share` > 0); negative: never. 3, not
+  /// 1: with 1, ACAS Xu 5_3 prop_2's counterexample, which the two-candidate search finds
+  /// after 3,591 boxes (~1.8 "seconds"), was not found in 116 s (bench/RESULTS.md, session 11).
+  double input_portfolio_after = 3;
   /// Input splitting: alpha-CROWN (`input_alpha_iterations` Adam steps of the final pass's
   /// slopes, from CROWN's) on the unverified children whose bound lies within this band below
   /// the margin; 0: never. Near verification a box's CROWN bound is off by about its

@@ -306,7 +306,11 @@ struct Search {
 /// two-candidate one instead: the hand-offs did not prove the two-candidate search's boxes,
 /// which it slices thin along a few inputs (session 10: 0 of 32 with 8 domains a box on 4_2
 /// prop_2, sliced to 1/8192 of x1's range with x2 at 1/4), and with half the time the five-candidate
-/// search decided neither 3_3 nor 4_2 prop_2 (bench/RESULTS.md, session 11).
+/// search decided neither 3_3 nor 4_2 prop_2 (bench/RESULTS.md, session 11). There the
+/// sooner the portfolio starts the better, on the long instances: with 1 "second" instead of 5
+/// (beside a build, load 3), 2_8, 4_7, 5_5, 5_6 prop_1 took 34.0, 33.8, 15.1, 17.9 s instead of
+/// 66.6, 68.1, 52.1, 44.0 s, and 3_3 and 4_2 prop_2 90.3 and 111.3 s instead of timeouts; but
+/// 5_3 prop_2's counterexample was lost and 3_7 prop_1 and 1_1 prop_3 came out slower.
 constexpr int64_t kCandidates[2] = {2, 5};
 
 /// A search measures its work in children bounded, not in seconds: the batch sizes, and so the
