@@ -61,7 +61,7 @@ struct BabOptions {
   /// make one, in every mode: the same search at any load) before a five-candidate search
   /// starts (beside it, or in its place with `input_relu_share` > 0); negative: never. 3, not
   /// 1: with 1, ACAS Xu 5_3 prop_2's counterexample, which the two-candidate search finds
-  /// after 3,591 boxes (~1.8 "seconds"), was not found in 116 s (bench/RESULTS.md, session 11).
+  /// after 3,591 domains (~1.8 "seconds"), was not found in 116 s (bench/RESULTS.md, session 11).
   double input_portfolio_after = 3;
   /// Input splitting: alpha-CROWN (`input_alpha_iterations` Adam steps of the final pass's
   /// slopes, from CROWN's) on the unverified children whose bound lies within this band below
