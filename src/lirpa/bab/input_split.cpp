@@ -8,8 +8,8 @@
 // verified children are dropped; the minimising vertex of every unverified
 // child is tried as a counterexample, a few PGD steps run inside the worst children of every
 // batch, and PGD on the whole region from the worst boxes' centres now and then. In the
-// portfolio phase the five-candidate search hands its lowest-bounded boxes over to ReLU
-// splitting (hand_off) and then runs alone.
+// portfolio phase the five-candidate search replaces the two-candidate one and hands its
+// lowest-bounded boxes over to ReLU splitting (hand_off).
 
 #include <ATen/ATen.h>
 
