@@ -1,0 +1,102 @@
+/// @file lirpa_bindings.cpp
+/// tessera._C.lirpa: networks (ONNX files or bytes, .nnet), bounds over an input box and
+/// complete verification of VNN-LIB properties. The Python-facing API is tessera.lirpa.
+
+#include "torch_casts.h"  // first: it includes Python.h
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "tessera/lirpa/bounds.h"
+#include "tessera/lirpa/graph.h"
+#include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/verify.h"
+#include "tessera/lirpa/verify_options.h"
+#include "tessera/lirpa/vnnlib.h"
+
+namespace tessera::python {
+namespace {
+
+using namespace tessera::lirpa;
+
+Graph load_model_file(const std::string& path) {
+  const bool nnet = path.size() > 5 && path.substr(path.size() - 5) == ".nnet";
+  return nnet ? load_nnet(path) : load_onnx(path);
+}
+
+}  // namespace
+
+void bind_lirpa(py::module_& m) {
+  py::class_<Graph>(m, "Graph", "C++ tessera::lirpa::Graph: a network of bound operators.")
+      .def_static("load", &load_model_file, py::arg("path"), "Loads an ONNX (or .nnet) file.")
+      .def_static(
+          "load_onnx_bytes",
+          [](const py::bytes& bytes, const std::string& source) { return load_onnx_bytes(std::string(bytes), source); },
+          py::arg("data"), py::arg("source") = "<onnx>", "Loads an ONNX model from its serialised bytes.")
+      .def_property_readonly("input_shape", &Graph::input_shape)
+      .def_property_readonly("output_shape", &Graph::output_shape)
+      .def_property_readonly("input_size", &Graph::input_size)
+      .def_property_readonly("output_size", &Graph::output_size)
+      .def_property_readonly("num_nodes", [](const Graph& g) { return g.nodes().size(); })
+      .def(
+          "forward",
+          [](const Graph& g, const at::Tensor& x, const py::object& dtype) {
+            return g.forward(x, scalar_type_from(dtype, at::kDouble));
+          },
+          py::arg("x"), py::arg("dtype") = py::none());
+
+  m.def("supported_onnx_ops", &supported_onnx_ops);
+
+  m.def(
+      "compute_bounds",
+      [](const Graph& g, const at::Tensor& lower, const at::Tensor& upper, const std::optional<at::Tensor>& c,
+         const std::string& method, const py::object& dtype, int alpha_iterations, double alpha_lr) {
+        BoundOptions o;
+        o.method = parse_method(method);
+        o.dtype = scalar_type_from(dtype, at::kDouble);
+        if (alpha_iterations >= 0) o.alpha.iterations = alpha_iterations;
+        if (alpha_lr > 0) o.alpha.lr = alpha_lr;
+        py::gil_scoped_release release;
+        BoundsResult r = compute_bounds(g, lower, upper, o, c ? *c : at::Tensor());
+        return std::make_tuple(r.lower, r.upper, r.iterations);
+      },
+      py::arg("graph"), py::arg("lower"), py::arg("upper"), py::arg("c") = py::none(), py::arg("method") = "crown",
+      py::arg("dtype") = py::none(), py::arg("alpha_iterations") = -1, py::arg("alpha_lr") = -1.0);
+
+  // verify(graph, vnnlib_path, timeout, config_yaml): config_yaml is YAML (or JSON) text.
+  m.def(
+      "verify",
+      [](const Graph& g, const std::string& property_path, double timeout, const std::string& config_yaml,
+         const std::string& source) {
+        VerifyOptions o = config_yaml.empty() ? VerifyOptions{} : parse_verify_config(config_yaml, source);
+        if (timeout > 0) o.timeout = timeout;
+        Property p = load_vnnlib(property_path);
+        check_property_sizes(p, g.input_size(), g.output_size(), "'" + property_path + "'");
+        VerifyResult r;
+        {
+          py::gil_scoped_release release;
+          r = verify(g, p, o);
+        }
+        py::dict out;
+        out["verdict"] = verdict_name(r.verdict);
+        out["decided_by"] = r.decided_by;
+        out["reason"] = r.reason;
+        out["domains_visited"] = r.domains_visited;
+        out["seconds"] = r.seconds;
+        out["results_text"] = results_text(r);
+        if (r.counterexample) {
+          out["x"] = py::cast(r.counterexample->x);
+          out["y"] = py::cast(r.counterexample->y);
+        } else {
+          out["x"] = py::none();
+          out["y"] = py::none();
+        }
+        return out;
+      },
+      py::arg("graph"), py::arg("property_path"), py::arg("timeout") = -1.0, py::arg("config_yaml") = "",
+      py::arg("source") = "<config>");
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,171 @@
+"""Bounds on neural network outputs and complete verification (tessera's C++
+``tessera::lirpa``): IBP, CROWN and alpha-CROWN bounds over an input box, and VNN-LIB
+verification (attack, alpha-CROWN, branch and bound).
+
+Example::
+
+    import torch, tessera
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    model = tessera.lirpa.BoundedModel.from_module(net, torch.zeros(1, 4))
+    lower, upper = model.compute_bounds(-torch.ones(4), torch.ones(4), method="crown")
+
+    result = tessera.lirpa.verify("net.onnx", "prop.vnnlib", timeout=60)
+    result.verdict            # "sat", "unsat", "timeout" or "unknown"
+    result.counterexample     # (x, y) tensors when sat
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+import torch
+
+from . import _C
+
+_lirpa = _C.lirpa
+
+__all__ = ["BoundedModel", "VerifyResult", "verify", "supported_onnx_ops"]
+
+_METHODS = ("ibp", "crown", "alpha-crown")
+
+
+def supported_onnx_ops() -> str:
+    """ONNX operator types this build supports, comma separated."""
+    return _lirpa.supported_onnx_ops()
+
+
+class BoundedModel:
+    """A network loaded into tessera's bound propagation (from ONNX or a torch module)."""
+
+    __slots__ = ("_graph", "source")
+
+    def __init__(self, graph, source: str = "<model>"):
+        self._graph = graph
+        self.source = source
+
+    @classmethod
+    def from_onnx(cls, path: Union[str, os.PathLike]) -> "BoundedModel":
+        """Loads an ONNX file (or an ACAS Xu ``.nnet`` file). An operator outside tessera's
+        registry raises :class:`tessera.Unsupported` naming it; a malformed file
+        :class:`tessera.ParseError`."""
+        path = os.fspath(path)
+        return cls(_lirpa.Graph.load(path), path)
+
+    @classmethod
+    def from_onnx_bytes(cls, data: bytes, source: str = "<onnx>") -> "BoundedModel":
+        """Loads a serialised ONNX model held in memory."""
+        return cls(_lirpa.Graph.load_onnx_bytes(bytes(data), source), source)
+
+    @classmethod
+    def from_module(cls, module: torch.nn.Module, example_input: torch.Tensor, opset_version: int = 13,
+                    **export_kwargs) -> "BoundedModel":
+        """Exports ``module`` with ``torch.onnx.export`` into memory (no file is written)
+        at ``example_input``'s shape (batch dimension included, e.g. ``[1, 4]``) and loads
+        the result. The module is exported in eval mode and left in its former mode."""
+        buf = io.BytesIO()
+        was_training = module.training
+        module.eval()
+        try:
+            with torch.no_grad():
+                torch.onnx.export(module, (example_input,), buf, opset_version=opset_version,
+                                  input_names=["input"], output_names=["output"], **export_kwargs)
+        finally:
+            module.train(was_training)
+        return cls.from_onnx_bytes(buf.getvalue(), f"<{type(module).__name__}>")
+
+    @property
+    def input_shape(self) -> Tuple[int, ...]:
+        """The ONNX input shape (batch dimension included)."""
+        return tuple(self._graph.input_shape)
+
+    @property
+    def output_shape(self) -> Tuple[int, ...]:
+        return tuple(self._graph.output_shape)
+
+    @property
+    def input_size(self) -> int:
+        return self._graph.input_size
+
+    @property
+    def output_size(self) -> int:
+        return self._graph.output_size
+
+    def forward(self, x: torch.Tensor, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        """The network's outputs ``[N, output_size]`` for inputs ``[N, *input_shape[1:]]``
+        (or ``[N, input_size]``), computed by tessera's operators."""
+        return self._graph.forward(x, dtype)
+
+    __call__ = forward
+
+    def compute_bounds(self, lower: torch.Tensor, upper: torch.Tensor, C: Optional[torch.Tensor] = None,
+                       method: str = "crown", dtype: torch.dtype = torch.float64,
+                       alpha_iterations: Optional[int] = None, alpha_lr: Optional[float] = None
+                       ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Bounds of ``C y`` (``C`` ``[K, output_size]``; None: the outputs themselves) for
+        every input ``x`` with ``lower <= x <= upper`` (shaped like one input, or flat).
+
+        Args:
+            method: ``"ibp"``, ``"crown"`` or ``"alpha-crown"``.
+            dtype: torch.float64 (default) or torch.float32 for the computation.
+            alpha_iterations, alpha_lr: alpha-CROWN's Adam steps and learning rate.
+
+        Returns:
+            ``(lower, upper)``, each ``[K]`` (``K = output_size`` without C).
+        """
+        if method not in _METHODS:
+            raise ValueError(f"compute_bounds: method must be one of {', '.join(_METHODS)}, got {method!r}")
+        lo, up, _ = _lirpa.compute_bounds(self._graph, lower, upper, C, method, dtype,
+                                          -1 if alpha_iterations is None else int(alpha_iterations),
+                                          -1.0 if alpha_lr is None else float(alpha_lr))
+        return lo, up
+
+    def __repr__(self) -> str:
+        return f"BoundedModel({self.source!r}, input_shape={self.input_shape}, output_shape={self.output_shape})"
+
+
+@dataclass
+class VerifyResult:
+    """Outcome of :func:`verify`."""
+
+    verdict: str                      #: "sat", "unsat", "timeout" or "unknown"
+    counterexample: Optional[Tuple[torch.Tensor, torch.Tensor]]  #: (x, y) float64 when sat
+    decided_by: str                   #: "attack", "crown", "alpha-crown", "bab-input", "bab-relu", ...
+    reason: str                       #: why unknown / timeout
+    domains_visited: int
+    seconds: float
+    results_text: str                 #: the VNN-COMP results file text
+
+
+def _config_text(config) -> Tuple[str, str]:
+    if config is None:
+        return "", "<config>"
+    if isinstance(config, dict):
+        return json.dumps(config), "<config dict>"  # JSON is YAML
+    path = os.fspath(config)
+    with open(path, "r", encoding="utf-8") as f:
+        return f.read(), path
+
+
+def verify(model: Union[str, os.PathLike, BoundedModel], vnnlib: Union[str, os.PathLike],
+           timeout: Optional[float] = None, config: Union[None, str, os.PathLike, dict] = None) -> VerifyResult:
+    """Decides a VNN-LIB property on a network: ``sat`` (with a counterexample confirmed by
+    a forward pass), ``unsat`` (proved), ``timeout`` or ``unknown``.
+
+    Args:
+        model: an ONNX file path or a :class:`BoundedModel`.
+        vnnlib: the property file.
+        timeout: seconds for the whole run (default: the config's, else 300).
+        config: a YAML configuration file (as ``tessera verify --config``) or a dict of the
+            same keys; unknown keys raise :class:`tessera.InvalidInput`.
+    """
+    if not isinstance(model, BoundedModel):
+        model = BoundedModel.from_onnx(model)
+    text, source = _config_text(config)
+    r = _lirpa.verify(model._graph, os.fspath(vnnlib), -1.0 if timeout is None else float(timeout), text, source)
+    cex = (r["x"], r["y"]) if r["x"] is not None else None
+    return VerifyResult(r["verdict"], cex, r["decided_by"], r["reason"], r["domains_visited"], r["seconds"],
+                        r["results_text"])

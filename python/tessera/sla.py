@@ -1,0 +1,556 @@
+"""Differentiable sparse linear algebra on PyTorch tensors (tessera's C++ ``tessera::sla``).
+
+A :class:`SparseTensor` is a CSR pattern shared by a batch of value vectors: ``values``
+has shape ``[..., nnz]`` (float32 or float64) and is an ordinary autograd-tracked tensor.
+Every operation below is differentiable with ``torch.autograd`` in the values and in the
+dense operands; the numerics (and the backward passes) run in C++.
+
+Example::
+
+    import torch, tessera
+    A = tessera.sla.poisson2d(32)
+    values = A.values.clone().requires_grad_()
+    b = torch.ones(A.shape[0], dtype=torch.float64, requires_grad=True)
+    x = A.with_values(values).solve(b)          # backend="auto"
+    x.sum().backward()                          # values.grad, b.grad
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from . import _C
+
+_sla = _C.sla
+
+__all__ = [
+    "SparseTensor",
+    "SparseTensorList",
+    "SolveInfo",
+    "EigshInfo",
+    "DetInfo",
+    "NonlinearInfo",
+    "solve",
+    "eigsh",
+    "det",
+    "logdet",
+    "slogdet",
+    "nonlinear_solve",
+    "read_mtx",
+    "read_dense_mtx",
+    "write_mtx",
+    "poisson2d",
+    "poisson3d",
+    "diffusion2d",
+    "shifted_laplacian2d",
+    "convection_diffusion2d",
+]
+
+SolveInfo = _sla.SolveInfo
+EigshInfo = _sla.EigshInfo
+DetInfo = _sla.DetInfo
+NonlinearInfo = _sla.NonlinearInfo
+
+
+def _solve_options(backend="auto", method="auto", preconditioner="jacobi", rtol=1e-10, atol=0.0, maxiter=0,
+                   gmres_restart=50):
+    o = _sla.SolveOptions()
+    o.backend = str(backend)
+    o.method = str(method).lower()
+    o.preconditioner = "none" if preconditioner is None else str(preconditioner).lower()
+    o.rtol = float(rtol)
+    o.atol = float(atol)
+    o.maxiter = int(maxiter)
+    o.gmres_restart = int(gmres_restart)
+    return o
+
+
+def _det_options(backend="auto"):
+    o = _sla.DetOptions()
+    o.backend = str(backend)
+    return o
+
+
+def _eigsh_options(k, which, sigma, backend, tol, ncv, block_size, maxiter, seed):
+    o = _sla.EigshOptions()
+    o.k = int(k)
+    if sigma is not None:
+        if which not in ("nearest", None):
+            raise ValueError(f"eigsh: sigma is given, so which must be 'nearest' or None (got {which!r})")
+        o.which = "nearest"
+        o.sigma = float(sigma)
+    else:
+        if which == "nearest":
+            raise ValueError("eigsh: which='nearest' needs sigma")
+        o.which = "largest" if which is None else str(which)
+    o.backend = str(backend)
+    o.tol = float(tol)
+    o.ncv = int(ncv)
+    o.block_size = int(block_size)
+    o.maxiter = int(maxiter)
+    o.seed = int(seed)
+    return o
+
+
+def _wrap(impl) -> "SparseTensor":
+    a = SparseTensor.__new__(SparseTensor)
+    a._impl = impl
+    return a
+
+
+class SparseTensor:
+    """A sparse matrix (or a batch of matrices sharing one pattern) whose values carry
+    gradients.
+
+    ``SparseTensor(values, row, col, shape)`` builds it from COO entries in any order
+    (duplicates are summed, differentiably). ``values`` is ``[..., nnz]``: leading
+    dimensions are a batch of matrices with the same pattern. ``shape`` is
+    ``(rows, cols)``. Other constructors: :meth:`from_csr`, :meth:`from_dense`,
+    :meth:`from_torch_sparse`, :meth:`from_symmetric_coo`.
+
+    The stored ``values`` tensor is used as given whenever no reordering is needed
+    (:meth:`from_csr`, :meth:`with_values`): no copy.
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, values: torch.Tensor, row: torch.Tensor, col: torch.Tensor, shape: Sequence[int]):
+        rows, cols = _shape2(shape)
+        self._impl = _sla.SparseTensor.from_coo(values, _index(row), _index(col), rows, cols)
+
+    # ---- construction
+    @classmethod
+    def from_coo(cls, values, row, col, shape) -> "SparseTensor":
+        """COO entries in any order; duplicates are summed (differentiably)."""
+        return cls(values, row, col, shape)
+
+    @classmethod
+    def from_csr(cls, values: torch.Tensor, row_ptr: torch.Tensor, col_idx: torch.Tensor,
+                 shape: Sequence[int]) -> "SparseTensor":
+        """Validated CSR (sorted, unique columns within each row). ``values`` [..., nnz] is
+        kept as given (no copy); int32 indices stay int32."""
+        rows, cols = _shape2(shape)
+        return _wrap(_sla.SparseTensor.from_csr(_index(row_ptr), _index(col_idx), values, rows, cols))
+
+    @classmethod
+    def from_symmetric_coo(cls, values, row, col, n: int, skew: bool = False) -> "SparseTensor":
+        """One triangle of a symmetric (or skew-symmetric) matrix; the mirrored entries
+        gather from the same values, so gradients land on the stored ones."""
+        return _wrap(_sla.SparseTensor.from_symmetric_coo(values, _index(row), _index(col), int(n), bool(skew)))
+
+    @classmethod
+    def from_dense(cls, dense: torch.Tensor) -> "SparseTensor":
+        """The non-zeros of a dense ``[..., rows, cols]`` tensor (values keep its history)."""
+        return _wrap(_sla.SparseTensor.from_dense(dense))
+
+    @classmethod
+    def from_torch_sparse(cls, t: torch.Tensor) -> "SparseTensor":
+        """From a ``torch.sparse_coo`` (2 sparse dimensions; coalesced here) or a
+        ``torch.sparse_csr`` tensor (one matrix)."""
+        if t.layout == torch.sparse_coo:
+            if t.sparse_dim() != 2 or t.dense_dim() != 0:
+                raise ValueError(f"from_torch_sparse: a COO tensor needs 2 sparse and 0 dense dimensions, "
+                                 f"got {t.sparse_dim()} and {t.dense_dim()}")
+            t = t.coalesce()
+            idx = t.indices()
+            return cls(t.values(), idx[0], idx[1], t.shape)
+        if t.layout == torch.sparse_csr:
+            if t.dim() != 2:
+                raise ValueError(f"from_torch_sparse: a CSR tensor must be one matrix, got shape {tuple(t.shape)}")
+            return cls.from_csr(t.values(), t.crow_indices(), t.col_indices(), t.shape)
+        raise ValueError(f"from_torch_sparse: expected a sparse COO or CSR tensor, got layout {t.layout}")
+
+    def to_torch_sparse(self, layout=torch.sparse_coo) -> torch.Tensor:
+        """The same matrix as a ``torch.sparse_coo_tensor`` (batch dimensions become
+        leading sparse dimensions) or, with ``layout=torch.sparse_csr``, a
+        ``torch.sparse_csr_tensor`` (batched values give a batched CSR tensor)."""
+        v = self.values
+        if layout == torch.sparse_coo:
+            row = self._impl.row_indices()
+            col = self.col_idx.to(torch.int64)
+            batch = list(self.batch_shape)
+            if not batch:
+                return torch.sparse_coo_tensor(torch.stack([row, col]), v, self.shape)
+            nb = 1
+            for s in batch:
+                nb *= s
+            nnz = self.nnz
+            flat = torch.arange(nb).repeat_interleave(nnz)
+            bidx = list(torch.unravel_index(flat, tuple(batch))) if hasattr(torch, "unravel_index") \
+                else _unravel(flat, batch)
+            idx = torch.stack(bidx + [row.repeat(nb), col.repeat(nb)])
+            return torch.sparse_coo_tensor(idx, v.reshape(-1), self.shape)
+        if layout == torch.sparse_csr:
+            rp = self.row_ptr.to(torch.int64)
+            ci = self.col_idx.to(torch.int64)
+            batch = list(self.batch_shape)
+            if batch:
+                rp = rp.expand(*batch, rp.numel())
+                ci = ci.expand(*batch, ci.numel())
+            return torch.sparse_csr_tensor(rp, ci, v, self.shape)
+        raise ValueError(f"to_torch_sparse: layout must be torch.sparse_coo or torch.sparse_csr, got {layout}")
+
+    # ---- properties
+    @property
+    def values(self) -> torch.Tensor:
+        """Stored values ``[..., nnz]`` (the autograd-tracked tensor itself)."""
+        return self._impl.values
+
+    @property
+    def row_ptr(self) -> torch.Tensor:
+        return self._impl.row_ptr
+
+    @property
+    def col_idx(self) -> torch.Tensor:
+        return self._impl.col_idx
+
+    @property
+    def row(self) -> torch.Tensor:
+        """Row index of every stored entry (int64 [nnz])."""
+        return self._impl.row_indices()
+
+    @property
+    def col(self) -> torch.Tensor:
+        """Column index of every stored entry (int64 [nnz])."""
+        return self._impl.col_idx.to(torch.int64)
+
+    @property
+    def shape(self) -> torch.Size:
+        """``(*batch_shape, rows, cols)``."""
+        return torch.Size(list(self._impl.batch_shape) + [self._impl.rows, self._impl.cols])
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        return torch.Size(self._impl.batch_shape)
+
+    @property
+    def nnz(self) -> int:
+        return self._impl.nnz
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.values.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.values.device
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.values.requires_grad
+
+    @property
+    def T(self) -> "SparseTensor":
+        """The transpose (a permutation of the values; differentiable)."""
+        return _wrap(self._impl.transpose())
+
+    def transpose(self) -> "SparseTensor":
+        return self.T
+
+    def with_values(self, values: torch.Tensor) -> "SparseTensor":
+        """The same pattern with other values ``[..., nnz]`` (no copy)."""
+        return _wrap(self._impl.with_values(values))
+
+    def to(self, dtype: torch.dtype) -> "SparseTensor":
+        """Values cast to float32 or float64 (differentiable)."""
+        return _wrap(self._impl.to(dtype))
+
+    def double(self) -> "SparseTensor":
+        return self.to(torch.float64)
+
+    def float(self) -> "SparseTensor":
+        return self.to(torch.float32)
+
+    def to_dense(self) -> torch.Tensor:
+        """Dense ``[..., rows, cols]`` (differentiable)."""
+        return self._impl.to_dense()
+
+    def diagonal(self) -> torch.Tensor:
+        """Main diagonal ``[..., min(rows, cols)]`` (differentiable)."""
+        return self._impl.diagonal()
+
+    def __repr__(self) -> str:
+        return (f"SparseTensor(shape={tuple(self.shape)}, nnz={self.nnz}, dtype={self.dtype}, "
+                f"requires_grad={self.requires_grad})")
+
+    # ---- operations
+    def matvec(self, x: torch.Tensor) -> torch.Tensor:
+        """``A @ x`` for x ``[cols]``, ``[cols, k]`` or with A's batch shape in front."""
+        return _sla.matvec(self._impl, x)
+
+    def rmatvec(self, x: torch.Tensor) -> torch.Tensor:
+        """``A.T @ x`` without forming the transpose."""
+        return _sla.rmatvec(self._impl, x)
+
+    def __matmul__(self, x):
+        if isinstance(x, torch.Tensor):
+            return self.matvec(x)
+        return NotImplemented
+
+    def solve(self, b: torch.Tensor, backend: str = "auto", method: str = "auto",
+              preconditioner: Optional[str] = "jacobi", rtol: float = 1e-10, atol: float = 0.0,
+              maxiter: int = 0, gmres_restart: int = 50, return_info: bool = False):
+        """Solves ``A x = b``, differentiable in A's values and in b.
+
+        Args:
+            b: ``[n]`` or ``[n, k]`` (shared by A's batch) or ``[*batch, n]`` / ``[*batch, n, k]``.
+            backend: ``"auto"`` (a direct factorisation when it fits in memory, else a
+                Krylov method), ``"native"`` (tessera's Krylov solvers), ``"eigen"``,
+                ``"cholmod"``, ``"umfpack"`` or ``"superlu"``.
+            method: ``"auto"``, ``"cholesky"``, ``"ldlt"``, ``"lu"``, ``"cg"``,
+                ``"bicgstab"``, ``"gmres"`` or ``"minres"``. A named method has no fallback.
+            preconditioner: native Krylov: ``"none"`` (or None), ``"jacobi"``,
+                ``"block-jacobi"``, ``"amg"``, ``"ic0"``, ``"ilu0"``, ``"boomeramg"``.
+            rtol, atol: Krylov stopping test ``||r|| <= max(rtol ||b||, atol)``.
+            maxiter: Krylov iterations (0: 10 n, capped at 100000).
+            return_info: also return a :class:`SolveInfo` (status, backend, method,
+                iterations, relative residual).
+
+        Returns:
+            ``x`` shaped like ``b``, or ``(x, info)`` with ``return_info=True``. A solve
+            that does not converge is not an exception: check ``info.status``.
+
+        Gradients come from one adjoint solve that reuses the factorisation (or the same
+        Krylov method and preconditioner).
+        """
+        x, info = _sla.solve(self._impl, b, _solve_options(backend, method, preconditioner, rtol, atol, maxiter,
+                                                           gmres_restart))
+        return (x, info) if return_info else x
+
+    def eigsh(self, k: int = 6, which: Optional[str] = None, sigma: Optional[float] = None, **kwargs):
+        """See :func:`eigsh`."""
+        return eigsh(self, k, which=which, sigma=sigma, **kwargs)
+
+    def det(self, backend: str = "auto", return_info: bool = False):
+        """See :func:`det`."""
+        return det(self, backend=backend, return_info=return_info)
+
+    def logdet(self, backend: str = "auto", return_info: bool = False):
+        """See :func:`logdet`."""
+        return logdet(self, backend=backend, return_info=return_info)
+
+    def slogdet(self, backend: str = "auto", return_info: bool = False):
+        """See :func:`slogdet`."""
+        return slogdet(self, backend=backend, return_info=return_info)
+
+
+def _shape2(shape) -> Tuple[int, int]:
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2:
+        raise ValueError(f"shape must end with (rows, cols), got {shape}")
+    return shape[-2], shape[-1]
+
+
+def _index(t) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        t = torch.as_tensor(t, dtype=torch.int64)
+    return t
+
+
+def _unravel(flat: torch.Tensor, shape: List[int]) -> List[torch.Tensor]:
+    out = []
+    for s in reversed(shape):
+        out.append(flat % s)
+        flat = flat // s
+    return list(reversed(out))
+
+
+def solve(A: SparseTensor, b: torch.Tensor, **kwargs):
+    """``A.solve(b, **kwargs)``: see :meth:`SparseTensor.solve`."""
+    return A.solve(b, **kwargs)
+
+
+def eigsh(A: SparseTensor, k: int = 6, which: Optional[str] = None, sigma: Optional[float] = None,
+          return_eigenvectors: bool = True, backend: str = "auto", tol: float = 1e-10, ncv: int = 0,
+          block_size: int = 0, maxiter: int = 1000, seed: int = 12345, return_info: bool = False):
+    """``k`` eigenpairs of a symmetric sparse matrix (one matrix), differentiable in its
+    values.
+
+    Args:
+        which: ``"largest"`` (``"LA"``, the default), ``"smallest"`` (``"SA"``) or
+            ``"nearest"`` to ``sigma`` (shift-invert; giving ``sigma`` implies it).
+        backend: ``"auto"`` (= ``"native"``, block thick-restart Lanczos) or ``"spectra"``.
+        tol: relative Ritz residual tolerance.
+
+    Returns:
+        ``eigenvalues`` ``[k]`` ascending and ``eigenvectors`` ``[n, k]`` (or only the
+        eigenvalues with ``return_eigenvectors=False``), plus an :class:`EigshInfo` with
+        ``return_info=True``. Eigenvalue gradients are exact (Hellmann-Feynman);
+        eigenvector gradients need simple eigenvalues.
+    """
+    vals, vecs, info = _sla.eigsh(A._impl, _eigsh_options(k, which, sigma, backend, tol, ncv, block_size, maxiter,
+                                                         seed))
+    out = (vals, vecs) if return_eigenvectors else (vals,)
+    if return_info:
+        out = out + (info,)
+    return out if len(out) > 1 else out[0]
+
+
+def slogdet(A: SparseTensor, backend: str = "auto", return_info: bool = False):
+    """``(sign, log|det A|)`` from a sparse factorisation (CHOLMOD or UMFPACK);
+    ``log|det A|`` is differentiable (gradient ``A^{-T}`` on the pattern, by selected
+    inversion). A singular A gives sign 0, -inf and ``info.status == "singular"``."""
+    sign, logabsdet, info = _sla.slogdet(A._impl, _det_options(backend))
+    return (sign, logabsdet, info) if return_info else (sign, logabsdet)
+
+
+def logdet(A: SparseTensor, backend: str = "auto", return_info: bool = False):
+    """``log det A`` (NaN with ``info.status == "not_positive_definite"`` when det A < 0);
+    differentiable."""
+    ld, info = _sla.logdet(A._impl, _det_options(backend))
+    return (ld, info) if return_info else ld
+
+
+def det(A: SparseTensor, backend: str = "auto", return_info: bool = False):
+    """``det A`` (may overflow for large matrices: prefer :func:`slogdet`); differentiable."""
+    d, info = _sla.det(A._impl, _det_options(backend))
+    return (d, info) if return_info else d
+
+
+def nonlinear_solve(residual: Callable[..., torch.Tensor], u0: torch.Tensor, *params: torch.Tensor,
+                    jacobian_pattern: Optional[SparseTensor] = None, rtol: float = 1e-10, atol: float = 1e-12,
+                    maxiter: int = 50, line_search: bool = True, anderson: bool = False, anderson_depth: int = 5,
+                    linear: Optional[dict] = None, krylov_rtol: float = 1e-12, return_info: bool = False):
+    """Solves ``residual(u, *params) = 0`` for ``u`` from ``u0`` by Newton's method.
+
+    ``residual`` is a Python function of torch tensors (``u`` [n] -> [n]); its Jacobian is
+    never written: with ``jacobian_pattern`` (a :class:`SparseTensor` with the sparsity of
+    dF/du) it is assembled by colouring and vector-Jacobian products and the Newton steps
+    are sparse solves (options in ``linear``, a dict of :meth:`SparseTensor.solve`
+    arguments); without it the steps are matrix-free GMRES on Jacobian-vector products.
+
+    The result is differentiable in every ``params`` tensor that requires grad, by
+    implicit differentiation (one adjoint solve), whatever the number of Newton steps;
+    not in ``u0``. A non-converged iteration is reported in the :class:`NonlinearInfo`
+    returned with ``return_info=True``.
+    """
+    o = _sla.NonlinearOptions()
+    o.rtol = float(rtol)
+    o.atol = float(atol)
+    o.maxiter = int(maxiter)
+    o.line_search = bool(line_search)
+    o.anderson = bool(anderson)
+    o.anderson_depth = int(anderson_depth)
+    o.krylov_rtol = float(krylov_rtol)
+    if jacobian_pattern is not None:
+        o.jacobian_pattern = jacobian_pattern._impl
+    if linear:
+        o.linear = _solve_options(**linear)
+    for i, p in enumerate(params):
+        if not isinstance(p, torch.Tensor):
+            raise TypeError(f"nonlinear_solve: parameter {i} must be a torch.Tensor, got {type(p).__name__}")
+
+    def f(u, ps):
+        return residual(u, *ps)
+
+    u, info = _sla.nonlinear_solve(f, u0, list(params), o)
+    return (u, info) if return_info else u
+
+
+class SparseTensorList:
+    """A list of sparse matrices with different sizes and patterns (one mesh per sample).
+    Operations map over the list, each differentiable as for one matrix; the list
+    converts to and from one block-diagonal :class:`SparseTensor`."""
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, items: Sequence[SparseTensor]):
+        self._impl = _sla.SparseTensorList([a._impl for a in items])
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def __getitem__(self, i: int) -> SparseTensor:
+        n = len(self._impl)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"SparseTensorList index {i} out of range for {n} matrices")
+        return _wrap(self._impl[i])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"SparseTensorList({len(self)} matrices)"
+
+    def matvec(self, xs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+        """``[A_i @ x_i]``."""
+        return self._impl.matvec(list(xs))
+
+    def __matmul__(self, xs):
+        return self.matvec(xs)
+
+    def solve(self, bs: Sequence[torch.Tensor], return_info: bool = False, **kwargs):
+        """``[A_i^{-1} b_i]``, each with its own dispatch (arguments of
+        :meth:`SparseTensor.solve`)."""
+        xs, infos = self._impl.solve(list(bs), _solve_options(**kwargs))
+        return (xs, infos) if return_info else xs
+
+    def eigsh(self, k: int = 6, which: Optional[str] = None, sigma: Optional[float] = None, backend: str = "auto",
+              tol: float = 1e-10, ncv: int = 0, block_size: int = 0, maxiter: int = 1000, seed: int = 12345):
+        """``[(eigenvalues_i, eigenvectors_i)]``; see :func:`eigsh`."""
+        rs = self._impl.eigsh(_eigsh_options(k, which, sigma, backend, tol, ncv, block_size, maxiter, seed))
+        return [(v, w) for v, w, _ in rs]
+
+    def logdet(self, backend: str = "auto", return_info: bool = False):
+        """``log det A_i`` stacked ``[len(self)]``; differentiable."""
+        ld, infos = self._impl.logdet(_det_options(backend))
+        return (ld, infos) if return_info else ld
+
+    def to_block_diagonal(self) -> SparseTensor:
+        """One block-diagonal matrix; its values are the concatenation of the blocks'."""
+        return _wrap(self._impl.to_block_diagonal())
+
+    @classmethod
+    def from_block_diagonal(cls, A: SparseTensor, sizes: Sequence[int]) -> "SparseTensorList":
+        """Splits a block-diagonal matrix into square blocks of the given sizes."""
+        out = cls.__new__(cls)
+        out._impl = _sla.SparseTensorList.from_block_diagonal(A._impl, [int(s) for s in sizes])
+        return out
+
+
+# ---- matrices
+def read_mtx(path: Union[str, os.PathLike], dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """A MatrixMarket ``coordinate`` file (symmetric storage mirrored). A malformed file
+    raises :class:`tessera.ParseError` naming the file and line."""
+    return _wrap(_sla.read_mtx(os.fspath(path), dtype))
+
+
+def read_dense_mtx(path: Union[str, os.PathLike]) -> torch.Tensor:
+    """A MatrixMarket ``array`` file as a float64 ``[rows]`` or ``[rows, cols]`` tensor."""
+    return _sla.read_dense_mtx(os.fspath(path))
+
+
+def write_mtx(path: Union[str, os.PathLike], A: SparseTensor, symmetric: bool = False) -> None:
+    """Writes an unbatched matrix as ``coordinate real general`` (or ``symmetric``)."""
+    _sla.write_mtx(os.fspath(path), A._impl, bool(symmetric))
+
+
+def poisson2d(n: int, dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """The 5-point Laplacian (Dirichlet) on an n x n grid: n^2 x n^2, SPD."""
+    return _wrap(_sla.poisson2d(int(n), dtype))
+
+
+def poisson3d(n: int, dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """The 7-point Laplacian (Dirichlet) on an n x n x n grid: n^3 x n^3, SPD."""
+    return _wrap(_sla.poisson3d(int(n), dtype))
+
+
+def shifted_laplacian2d(n: int, shift: float, dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """``poisson2d(n) - shift I`` (indefinite once shift exceeds the smallest eigenvalue)."""
+    return _wrap(_sla.shifted_laplacian2d(int(n), float(shift), dtype))
+
+
+def convection_diffusion2d(n: int, wx: float, wy: float, dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """``h^2 (-Δu + w·∇u)`` on the unit square, central differences (non-symmetric)."""
+    return _wrap(_sla.convection_diffusion2d(int(n), float(wx), float(wy), dtype))
+
+
+def diffusion2d(kappa: torch.Tensor) -> SparseTensor:
+    """The finite-volume operator of ``-∇·(κ ∇u)`` for cell conductivities ``kappa``
+    ``[..., n, n]`` (Dirichlet boundary); its values are differentiable in kappa."""
+    return _wrap(_sla.diffusion2d(kappa))

@@ -1,0 +1,120 @@
+"""tessera.lirpa from Python: bounds of torch modules equal the `tessera bounds` CLI's on
+the same ONNX export and contain sampled outputs; verify decides the vnncomp2021 test
+instances."""
+
+import json
+import subprocess
+
+import pytest
+import torch
+
+import tessera
+from tessera import lirpa
+
+D = torch.float64
+
+
+def mlp():
+    torch.manual_seed(3)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 6), torch.nn.ReLU(),
+                               torch.nn.Linear(6, 3))
+
+
+def cnn():
+    torch.manual_seed(4)
+    return torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                               torch.nn.Linear(2 * 3 * 3, 3))
+
+
+def box_vnnlib(path, lower, upper, outputs):
+    """A VNN-LIB file whose input box is [lower, upper] (flat) and a trivial output clause."""
+    lines = [f"(declare-const X_{i} Real)" for i in range(lower.numel())]
+    lines += [f"(declare-const Y_{i} Real)" for i in range(outputs)]
+    for i, (lo, up) in enumerate(zip(lower.tolist(), upper.tolist())):
+        lines += [f"(assert (>= X_{i} {lo!r}))", f"(assert (<= X_{i} {up!r}))"]
+    lines.append("(assert (>= Y_0 1000000))")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def cli_bounds(build_dir, onnx, vnnlib, method):
+    exe = build_dir / "tessera"
+    assert exe.exists(), f"{exe} not built"
+    out = subprocess.run([str(exe), "bounds", str(onnx), str(vnnlib), "--method", method, "--json"],
+                         check=True, capture_output=True, text=True, timeout=120).stdout
+    j = json.loads(out.strip().splitlines()[-1])
+    return torch.tensor(j["lower"], dtype=D), torch.tensor(j["upper"], dtype=D)
+
+
+@pytest.mark.parametrize("make,shape", [(mlp, (1, 4)), (cnn, (1, 1, 5, 5))])
+def test_module_bounds_equal_cli_and_contain_samples(make, shape, tmp_path, build_dir):
+    net = make()
+    example = torch.zeros(shape)
+    model = lirpa.BoundedModel.from_module(net, example)
+    assert model.input_shape == shape and model.output_size == 3
+    g = torch.Generator().manual_seed(5)
+    center = torch.rand(shape[1:], generator=g, dtype=D) - 0.5
+    lower, upper = center - 0.1, center + 0.1
+    x = lower + (upper - lower) * torch.rand((200,) + tuple(shape[1:]), generator=g, dtype=D)
+    with torch.no_grad():
+        y = net.double()(x)
+    net.float()
+    assert torch.allclose(model(x), y, atol=1e-5)  # tessera's forward of the float32 export
+
+    onnx_path = tmp_path / "net.onnx"
+    torch.onnx.export(net, (example,), str(onnx_path), opset_version=13, input_names=["input"],
+                      output_names=["output"])
+    vnnlib = tmp_path / "box.vnnlib"
+    box_vnnlib(vnnlib, lower.flatten(), upper.flatten(), 3)
+    widths = {}
+    for method in ("ibp", "crown", "alpha-crown"):
+        lo, up = model.compute_bounds(lower, upper, method=method)
+        assert lo.shape == (3,) and up.shape == (3,)
+        assert (lo <= y.min(0).values + 1e-9).all() and (up >= y.max(0).values - 1e-9).all()
+        cli_lo, cli_up = cli_bounds(build_dir, onnx_path, vnnlib, method)
+        assert torch.allclose(lo, cli_lo, rtol=1e-9, atol=1e-9), (method, lo, cli_lo)
+        assert torch.allclose(up, cli_up, rtol=1e-9, atol=1e-9), (method, up, cli_up)
+        widths[method] = (up - lo).sum().item()
+    # alpha-CROWN starts from CROWN's slopes and keeps the best bound (CROWN itself need not
+    # beat IBP on every output of such small boxes)
+    assert widths["alpha-crown"] <= widths["crown"] + 1e-9
+
+
+def test_bounds_with_specification_matrix():
+    net = mlp()
+    model = lirpa.BoundedModel.from_module(net, torch.zeros(1, 4))
+    lower, upper = -torch.ones(4, dtype=D), torch.ones(4, dtype=D)
+    C = torch.tensor([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]], dtype=D)
+    lo, up = model.compute_bounds(lower, upper, C=C, method="crown")
+    x = lower + 2 * torch.rand(500, 4, dtype=D)
+    with torch.no_grad():
+        cy = net.double()(x) @ C.T
+    assert lo.shape == (2,)
+    assert (lo <= cy.min(0).values + 1e-9).all() and (up >= cy.max(0).values - 1e-9).all()
+
+
+def test_verify_test_instances(shared_data):
+    test = shared_data / "vnncomp2021" / "test"
+    sat = lirpa.verify(test / "test_sat.onnx", test / "test_prop.vnnlib", timeout=30)
+    assert sat.verdict == "sat"
+    x, y = sat.counterexample
+    model = lirpa.BoundedModel.from_onnx(test / "test_sat.onnx")
+    assert torch.allclose(model(x.reshape(1, -1)).flatten(), y)
+    assert sat.results_text.startswith("sat")
+    unsat = lirpa.verify(str(test / "test_unsat.onnx"), str(test / "test_prop.vnnlib"), timeout=30,
+                         config={"attack": {"restarts": 4}})
+    assert unsat.verdict == "unsat" and unsat.counterexample is None
+
+
+def test_lirpa_errors(shared_data, tmp_path):
+    test = shared_data / "vnncomp2021" / "test"
+    not_onnx = tmp_path / "x.onnx"
+    not_onnx.write_bytes(b"this is not a protobuf")
+    with pytest.raises(ValueError):
+        lirpa.BoundedModel.from_onnx(not_onnx)
+    with pytest.raises(ValueError, match="batch"):
+        lirpa.verify(test / "test_sat.onnx", test / "test_prop.vnnlib", config={"bab": {"batch": 3}})
+    with pytest.raises(ValueError):
+        lirpa.verify(test / "test_small.onnx", shared_data / "vnncomp2021" / "acasxu" / "prop_1.vnnlib")
+    model = lirpa.BoundedModel.from_onnx(test / "test_small.onnx")
+    with pytest.raises(ValueError):
+        model.compute_bounds(torch.zeros(1, dtype=D), torch.ones(1, dtype=D), method="deeppoly")
