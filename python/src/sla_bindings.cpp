@@ -5,6 +5,8 @@
 
 #include "torch_casts.h"  // first: it includes Python.h
 
+#include <ATen/Parallel.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +27,23 @@ namespace tessera::python {
 namespace {
 
 using namespace tessera::sla;
+
+/// Keeps the caller's thread count (torch.set_num_threads) across a call: the direct
+/// backends lower OpenBLAS to one thread and then restore OpenBLAS's own count, which with
+/// the OpenMP build of OpenBLAS also sets the OpenMP count of the calling thread (seen: a
+/// solve after torch.set_num_threads(1) left torch.get_num_threads() at 2).
+class KeepThreadCount {
+ public:
+  KeepThreadCount() : threads_(at::get_num_threads()) {}
+  ~KeepThreadCount() {
+    if (at::get_num_threads() != threads_) at::set_num_threads(threads_);
+  }
+  KeepThreadCount(const KeepThreadCount&) = delete;
+  KeepThreadCount& operator=(const KeepThreadCount&) = delete;
+
+ private:
+  int threads_;
+};
 
 Which parse_which(const std::string& name) {
   if (name == "largest" || name == "LA") return Which::Largest;
@@ -167,6 +186,7 @@ void bind_solvers(py::module_& m) {
       "solve",
       [](const SparseTensor& a, const at::Tensor& b, const SolveOptions& o) {
         py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
         return solve(a, b, o);
       },
       py::arg("a"), py::arg("b"), py::arg("options"));
@@ -174,6 +194,7 @@ void bind_solvers(py::module_& m) {
       "eigsh",
       [](const SparseTensor& a, const EigshOptions& o) {
         py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
         EigshResult r = eigsh(a, o);
         return std::make_tuple(r.eigenvalues, r.eigenvectors, r.info);
       },
@@ -182,6 +203,7 @@ void bind_solvers(py::module_& m) {
       "slogdet",
       [](const SparseTensor& a, const DetOptions& o) {
         py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
         SlogdetResult r = slogdet(a, o);
         return std::make_tuple(r.sign, r.logabsdet, r.info);
       },
@@ -190,6 +212,7 @@ void bind_solvers(py::module_& m) {
       "logdet",
       [](const SparseTensor& a, const DetOptions& o) {
         py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
         return logdet(a, o);
       },
       py::arg("a"), py::arg("options"));
@@ -197,6 +220,7 @@ void bind_solvers(py::module_& m) {
       "det",
       [](const SparseTensor& a, const DetOptions& o) {
         py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
         return det(a, o);
       },
       py::arg("a"), py::arg("options"));
@@ -223,6 +247,7 @@ void bind_solvers(py::module_& m) {
         // The C++ side runs the autograd engine (vector-Jacobian products), which must not
         // be entered holding the GIL; `f` takes it back for each call of `residual`.
         py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
         return nonlinear_solve(f, u0, params, o);
       },
       py::arg("residual"), py::arg("u0"), py::arg("params"), py::arg("options"));
@@ -241,6 +266,7 @@ void bind_list(py::module_& m) {
           "solve",
           [](const SparseTensorList& l, const std::vector<at::Tensor>& b, const SolveOptions& o) {
             py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
             return l.solve(b, o);
           },
           py::arg("b"), py::arg("options"))
@@ -250,6 +276,7 @@ void bind_list(py::module_& m) {
             std::vector<std::tuple<at::Tensor, at::Tensor, EigshInfo>> out;
             {
               py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
               for (EigshResult& r : l.eigsh(o)) out.emplace_back(r.eigenvalues, r.eigenvectors, r.info);
             }
             return out;
@@ -259,6 +286,7 @@ void bind_list(py::module_& m) {
           "logdet",
           [](const SparseTensorList& l, const DetOptions& o) {
             py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
             return l.logdet(o);
           },
           py::arg("options"));

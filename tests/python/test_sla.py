@@ -308,3 +308,17 @@ def test_read_mtx(shared_data, tmp_path):
     assert torch.equal(sla.read_mtx(path).to_dense(), dense)
     A32 = sla.read_mtx(str(shared_data / "matrices" / "494_bus.mtx"), dtype=torch.float32)
     assert A32.dtype == torch.float32
+
+
+def test_solve_keeps_the_callers_thread_count():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        A = sla.poisson2d(8)
+        for backend in ("cholmod", "umfpack", "superlu"):
+            A.solve(torch.ones(64, dtype=D), backend=backend)
+            assert torch.get_num_threads() == 1, backend
+        A.logdet()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
