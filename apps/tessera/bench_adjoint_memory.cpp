@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/sla/generators.h"
@@ -89,7 +90,7 @@ void add_bench_adjoint_memory(CLI::App& bench, CommandBody& body) {
   auto options = std::make_shared<AdjointMemoryOptions>();
   CLI::App* cmd = bench.add_subcommand(
       "adjoint-memory", "peak memory of forward+backward of CG: adjoint solve vs autograd through the loop");
-  cmd->add_option("--n", options->grid, "grid side: n^2 unknowns")->check(CLI::PositiveNumber);
+  cmd->add_option("--n", options->grid, "grid side: n^2 unknowns")->check(kPositive);
   cmd->add_option("--adjoint-iterations", options->adjoint_iterations, "CG iteration counts, adjoint mode");
   cmd->add_option("--unrolled-iterations", options->unrolled_iterations,
                   "CG iteration counts, unrolled mode (memory grows with each)");

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_stream.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
@@ -116,8 +117,8 @@ void add_bench_amg(CLI::App& bench, CommandBody& body) {
   CLI::App* cmd = bench.add_subcommand("amg", "AMG / IC(0) / ILU(0) preconditioned Krylov solves vs CG + Jacobi");
   cmd->add_option("--n", o->grids, "2D grid sides (n^2 unknowns); default 256 512 1024 2048 4096");
   cmd->add_option("--case", o->only, "only this case: poisson2d, jacobi, ic0, boomeramg, poisson3d, minres, gmres");
-  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(CLI::PositiveNumber);
-  cmd->add_option("--n3d", o->n3d, "3D grid side")->check(CLI::PositiveNumber);
+  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
+  cmd->add_option("--n3d", o->n3d, "3D grid side")->check(kPositive);
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
   cmd->callback([o, &body] { body = [o] { return run_amg_bench(*o); }; });
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "allocator_tuning.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
@@ -104,7 +105,7 @@ void add_bench_bounds(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--reference-dir", o->reference_dir, "folder of auto_LiRPA reference JSON files");
   cmd->add_option("--data-dir", o->data_dir, "folder of the VNN-COMP 2021 benchmarks");
   cmd->add_option("--only", o->only, "run only the instances whose file name contains this text");
-  cmd->add_option("--repeat", o->repeat, "timed runs per method (best is reported)")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", o->repeat, "timed runs per method (best is reported)")->check(kPositive);
   cmd->callback([o, &body] { body = [o] { return run_bench_bounds(*o); }; });
 }
 

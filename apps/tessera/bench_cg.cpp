@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_stream.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/generators.h"
@@ -111,11 +112,11 @@ int run_cg_bench(const CgBenchOptions& o) {
 void add_bench_cg(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<CgBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("cg", "native CG on 2D Poisson: time per iteration vs the bandwidth floor");
-  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns)")->check(CLI::PositiveNumber);
-  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(CLI::PositiveNumber);
+  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns)")->check(kPositive);
+  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--iterations", o->iterations, "run exactly this many iterations (rtol 0)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(CLI::PositiveNumber);
+      ->check(kNonNegative);
+  cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(kPositive);
   cmd->add_option("--formats", o->formats, "comma-separated: stencil, csr");
   cmd->add_option("--preconditioners", o->preconditioners, "comma-separated: none, jacobi");
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench_stream.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/solve.h"
@@ -58,8 +59,8 @@ int run_direct_bench(const DirectBenchOptions& o) {
 void add_bench_direct(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<DirectBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("direct", "the auto (direct) solve of 2D Poisson, timed");
-  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns)")->check(CLI::PositiveNumber);
-  cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(CLI::PositiveNumber);
+  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns)")->check(kPositive);
+  cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(kPositive);
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
   cmd->callback([o, &body] { body = [o] { return run_direct_bench(*o); }; });
 }

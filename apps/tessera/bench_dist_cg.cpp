@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_stream.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
@@ -82,10 +83,10 @@ int run_dist_cg(const DistCgOptions& o) {
 void add_bench_dist_cg(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<DistCgOptions>();
   CLI::App* cmd = bench.add_subcommand("dist-cg", "distributed CG on 2D Poisson (run under mpirun -np P)");
-  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns), strong scaling")->check(CLI::PositiveNumber);
-  cmd->add_option("--dof-per-rank", o->dof_per_rank, "weak scaling: unknowns per rank")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--iterations", o->iterations, "CG iterations per run")->check(CLI::PositiveNumber);
-  cmd->add_option("--repeats", o->repeats, "runs; the median is reported")->check(CLI::PositiveNumber);
+  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns), strong scaling")->check(kPositive);
+  cmd->add_option("--dof-per-rank", o->dof_per_rank, "weak scaling: unknowns per rank")->check(kNonNegative);
+  cmd->add_option("--iterations", o->iterations, "CG iterations per run")->check(kPositive);
+  cmd->add_option("--repeats", o->repeats, "runs; the median is reported")->check(kPositive);
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
   cmd->callback([o, &body] { body = [o] { return run_dist_cg(*o); }; });
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/sla/inverse_conductivity.h"
 
@@ -44,9 +45,9 @@ void add_bench_inverse(CLI::App& bench, CommandBody& body) {
   CLI::App* cmd = bench.add_subcommand("inverse", "recover a conductivity field by differentiating through solve");
   cmd->add_option("--n", options->fit.grid, "grid side (n x n cells)")->check(CLI::Range(2, 4096));
   cmd->add_option("--basis", options->fit.basis, "Chebyshev modes per direction (0: one parameter per cell)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--steps", options->fit.max_steps, "maximum Adam steps")->check(CLI::PositiveNumber);
-  cmd->add_option("--lr", options->fit.lr, "Adam step size")->check(CLI::PositiveNumber);
+      ->check(kNonNegative);
+  cmd->add_option("--steps", options->fit.max_steps, "maximum Adam steps")->check(kPositive);
+  cmd->add_option("--lr", options->fit.lr, "Adam step size")->check(kPositive);
   cmd->add_option("--lr-decay", options->fit.lr_decay, "step-size decay per step")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--misfit-tol", options->fit.misfit_tol, "stop when the relative H1 misfit is below");
   cmd->add_option("--time-limit", options->fit.time_limit_seconds, "seconds");

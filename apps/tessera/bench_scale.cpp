@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_stream.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/sla/generators.h"
@@ -114,10 +115,10 @@ int run_scale_bench(const ScaleBenchOptions& o) {
 void add_bench_scale(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<ScaleBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("scale", "one large 2D Poisson CG solve with its memory per unknown");
-  cmd->add_option("--n", o->n, "grid side (n^2 unknowns)")->check(CLI::PositiveNumber);
+  cmd->add_option("--n", o->n, "grid side (n^2 unknowns)")->check(kPositive);
   cmd->add_option("--preconditioner", o->preconditioner, "amg (default), jacobi, none, ...");
-  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(CLI::PositiveNumber);
-  cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(CLI::PositiveNumber);
+  cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
+  cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(kPositive);
   cmd->add_flag("--setup-alone", o->setup_alone, "first time and measure the preconditioner set-up on its own");
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
   cmd->callback([o, &body] { body = [o] { return run_scale_bench(*o); }; });

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "allocator_tuning.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_values.h"
 #include "tessera/core/memory_ledger.h"
@@ -196,11 +197,11 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
       ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp", "tp-local"}));
   cmd->add_flag("--cnn", o->cnn, "random CNNs 3x32x32 -> depth x (conv 3x3 stride 2 pad 1, width channels, "
                                  "ReLU) -> Flatten -> Linear 10 instead of MLPs");
-  cmd->add_option("--inputs", o->inputs, "inputs of the MLPs (784; 3072 for CIFAR-sized)")->check(CLI::PositiveNumber);
+  cmd->add_option("--inputs", o->inputs, "inputs of the MLPs (784; 3072 for CIFAR-sized)")->check(kPositive);
   cmd->add_option("--max-params", o->max_params, "skip networks with more parameters");
   cmd->add_option("--seed", o->seed, "seed of the weights and the input box");
-  cmd->add_option("--eps", o->eps, "half-width of the input box")->check(CLI::PositiveNumber);
-  cmd->add_option("--iterations", o->iterations, "alpha-CROWN steps")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--eps", o->eps, "half-width of the input box")->check(kPositive);
+  cmd->add_option("--iterations", o->iterations, "alpha-CROWN steps")->check(kNonNegative);
   cmd->add_flag("--reference,!--no-reference", o->reference,
                 "run the unsharded network first and report differences against it (default); "
                 "--no-reference runs only --modes (e.g. under a --memory-cap the whole network exceeds)");

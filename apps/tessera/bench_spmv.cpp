@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench_stream.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/prepared_matvec.h"
@@ -93,9 +94,9 @@ int run_spmv_bench(const SpmvBenchOptions& o) {
 void add_bench_spmv(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<SpmvBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("spmv", "SpMV on 2D Poisson vs the STREAM triad of this program");
-  cmd->add_option("--n", o->grid, "grid size n (n^2 rows; 4000 = 16M rows)")->check(CLI::PositiveNumber);
-  cmd->add_option("--repeats", o->repeats, "timed batches (median reported)")->check(CLI::PositiveNumber);
-  cmd->add_option("--products", o->products, "products per batch (0: about 0.2 s, at least 10)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--n", o->grid, "grid size n (n^2 rows; 4000 = 16M rows)")->check(kPositive);
+  cmd->add_option("--repeats", o->repeats, "timed batches (median reported)")->check(kPositive);
+  cmd->add_option("--products", o->products, "products per batch (0: about 0.2 s, at least 10)")->check(kNonNegative);
   cmd->add_option("--formats", o->formats, "comma-separated: csr, stencil, csr-f32values, csr-int64, auto");
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
   cmd->callback([o, &body] { body = [o] { return run_spmv_bench(*o); }; });

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "allocator_tuning.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_values.h"
 #include "model_loading.h"
@@ -41,7 +42,7 @@ int run_bounds(const BoundsOptions& o) {
   // one rank (no MPI, or P = 1): fsdp would only copy the weights, so it acts like none
   const bool fsdp = comm->size() > 1 && (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState);
   auto g = std::make_unique<lirpa::Graph>(load_model(o.model, fsdp ? comm : nullptr));
-  lirpa::Property p = lirpa::load_vnnlib(o.property);
+  lirpa::Property p = load_property(o.property, *comm);
   lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
   std::optional<lirpa::TpNetwork> tp;
   if (shard == lirpa::ShardMode::Tp) {
@@ -94,7 +95,7 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_flag("--spec", o->spec, "bound the property's specification rows instead of the raw outputs");
   cmd->add_flag("--json", o->json, "print JSON (a list for several input boxes)");
   cmd->add_flag("--float32", o->float32, "compute in float32 (default float64)");
-  cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(kNonNegative);
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "tessera/core/omp_wait.h"
 #include "tessera/core/threads.h"
 #include "tessera/core/version.h"
 #include "tessera/dist/communicator.h"
@@ -30,6 +31,7 @@ int run_info(const InfoOptions& options) {
       {"size", comm->size()},
       {"threads", at::get_num_threads()},
       {"blas_threads", core::blas_threads()},
+      {"omp_wait", core::omp_wait_description()},
   };
   int code = 0;
   if (options.check_dist) {

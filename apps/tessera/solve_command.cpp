@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "solve_cli.h"
 #include "tessera/core/error.h"
@@ -46,8 +47,8 @@ void add_solve_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("solve", "solve a sparse linear system (MatrixMarket or a Poisson generator)");
   cmd->add_option("matrix", o->matrix, "A in MatrixMarket coordinate format")->check(CLI::ExistingFile);
   cmd->add_option("--rhs", o->rhs, "b in MatrixMarket (array) format; default b = A 1")->check(CLI::ExistingFile);
-  auto* p2 = cmd->add_option("--poisson2d", o->poisson2d, "2D Poisson on an N x N grid")->check(CLI::PositiveNumber);
-  auto* p3 = cmd->add_option("--poisson3d", o->poisson3d, "3D Poisson on an N^3 grid")->check(CLI::PositiveNumber);
+  auto* p2 = cmd->add_option("--poisson2d", o->poisson2d, "2D Poisson on an N x N grid")->check(kPositive);
+  auto* p3 = cmd->add_option("--poisson3d", o->poisson3d, "3D Poisson on an N^3 grid")->check(kPositive);
   p2->excludes(p3);
   cmd->add_option("--backend", o->backend, "auto, native, eigen, cholmod, umfpack, superlu")
       ->check(CLI::IsMember({"auto", "native", "eigen", "cholmod", "umfpack", "superlu"}));

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "allocator_tuning.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "json_values.h"
 #include "model_loading.h"
@@ -113,7 +114,7 @@ int run_verify(const VerifyCli& o) {
   const bool sharded = (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState) && comm->size() > 1;
   opt.shard_state = shard == lirpa::ShardMode::FsdpState;  // batches of sub-domains split across ranks
   std::optional<lirpa::Graph> g = load_model(o.model, sharded ? comm : nullptr);
-  lirpa::Property p = lirpa::load_vnnlib(o.property);
+  lirpa::Property p = load_property(o.property, *comm);
   lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
   std::optional<lirpa::TpNetwork> tp;
   if (shard == lirpa::ShardMode::Tp) {
@@ -142,7 +143,7 @@ void add_verify_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("model", o->model, "network (.onnx or .nnet)")->required()->check(CLI::ExistingFile);
   cmd->add_option("property", o->property, "VNN-LIB property (the unsafe region)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--timeout", o->timeout, "seconds from the process start (default 300, or the config's timeout)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--results", o->results, "write the VNN-COMP results file here");
   cmd->add_option("--config", o->config, "YAML options (attack, alpha, beta, bab)")->check(CLI::ExistingFile);
   cmd->add_flag("--quiet", o->quiet, "no progress on standard error");

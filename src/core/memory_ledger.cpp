@@ -1,5 +1,7 @@
 #include "tessera/core/memory_ledger.h"
 
+#include <unistd.h>
+
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/version.h>
@@ -124,6 +126,13 @@ void MemoryLedger::set_cap(int64_t bytes) {
 }
 
 int64_t MemoryLedger::cap() { return g_cap.load(std::memory_order_relaxed); }
+
+int64_t MemoryLedger::allocation_budget() {
+  const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  const int64_t capped = cap();
+  if (capped == 0) return physical;
+  return std::min(physical, std::max<int64_t>(0, capped - current_bytes()));
+}
 
 int64_t parse_byte_size(const std::string& text) {
   size_t digits = 0;

@@ -62,6 +62,20 @@ void expect_parse_error(const std::string& text, const std::string& where) {
   }
 }
 
+TEST(LirpaVnnlib, EmptyInputBoxIsDroppedWithAWarningNamingTheVariable) {
+  const std::string text =
+      "(declare-const X_0 Real)(declare-const X_1 Real)(declare-const Y_0 Real)\n"
+      "(assert (or (and (>= X_0 0.5) (<= X_0 0.25) (>= X_1 0) (<= X_1 1))\n"
+      "            (and (>= X_0 0) (<= X_0 1) (>= X_1 0) (<= X_1 1))))\n"
+      "(assert (<= Y_0 0))\n";
+  Property p = parse_vnnlib(text, "box.vnnlib");
+  ASSERT_EQ(p.cases.size(), 1u);  // the empty box is gone, the other stays
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("box.vnnlib: input X_0 has lower bound 0.5 above its upper bound 0.25"),
+            std::string::npos) << p.warnings[0];
+  EXPECT_TRUE(load_vnnlib(kData + "test/test_prop.vnnlib").warnings.empty());
+}
+
 TEST(LirpaVnnlib, MalformedInputGivesLineAndColumn) {
   expect_parse_error("(declare-const X_0 Real)\n(assert (<= X_0 1)", "2:19");
   expect_parse_error("(declare-const X_0 Real)\n  (assert (foo X_0 1))", "2:12");

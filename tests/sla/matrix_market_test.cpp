@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
 #include "tessera/sla/matrix_market.h"
 #include "test_util.h"
 
@@ -77,6 +78,48 @@ TEST(MatrixMarket, MalformedFilesNameFileAndLine) {
   EXPECT_THROW(read_matrix_market("/nonexistent/file.mtx"), InvalidInput);
   EXPECT_THROW(read_matrix_market(temp_file("complex.mtx", "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n")),
                Unsupported);
+}
+
+// Sizes announced by a file are checked before anything is allocated (issue #27): a header
+// of 10^11 x 10^11 or of 9 x 10^11 entries in a file of a few bytes is a ParseError at its
+// size line, or at the end of the file, never an allocator failure.
+TEST(MatrixMarket, SizeBombsAreRefusedBeforeAllocating) {
+  core::MemoryLedger::install();
+  core::MemoryLedger::reset_peak();
+  const int64_t before = core::MemoryLedger::peak_bytes();
+  expect_parse_error("rows_bomb.mtx", "%%MatrixMarket matrix coordinate real general\n100000000000 100000000000 1\n1 1 1\n", 2);
+  expect_parse_error("entries_bomb.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 900000000000\n1 1 1\n", 3);
+  const std::string dense = temp_file("dense_bomb.mtx", "%%MatrixMarket matrix array real general\n100000000000 100000000000\n1\n");
+  try {
+    read_dense_matrix_market(dense);
+    ADD_FAILURE() << "dense bomb: no ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_NE(e.message().find(dense + ":2: the size line announces a dense 100000000000 x 100000000000 array"),
+              std::string::npos) << e.message();
+  }
+  const std::string rows = temp_file("rows_bomb2.mtx", "%%MatrixMarket matrix coordinate real general\n100000000000 100000000000 1\n1 1 1\n");
+  try {
+    read_sparse_matrix_market(rows);
+    ADD_FAILURE() << "rows bomb through read_sparse_matrix_market: no ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_NE(e.message().find("needs at least"), std::string::npos) << e.message();
+  }
+  EXPECT_LT(core::MemoryLedger::peak_bytes() - before, 1 << 20) << "a bomb allocated before it was refused";
+}
+
+TEST(MatrixMarket, AnnouncedSizeAboveTheMemoryCapIsRefused) {
+  core::MemoryLedger::install();
+  core::MemoryLedger::set_cap(core::MemoryLedger::current_bytes() + (1 << 20));  // 1 MiB more
+  const std::string path = temp_file("cap.mtx", "%%MatrixMarket matrix coordinate real general\n1000000 1000000 1\n1 1 1\n");
+  try {
+    read_matrix_market(path);
+    ADD_FAILURE() << "no ParseError under a 1 MiB cap";
+  } catch (const ParseError& e) {
+    EXPECT_NE(e.message().find(path + ":2:"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("under --memory-cap"), std::string::npos) << e.message();
+  }
+  core::MemoryLedger::set_cap(0);
+  EXPECT_NO_THROW(read_matrix_market(path));  // 8 MB of row pointers: fine without the cap
 }
 
 TEST(MatrixMarket, SuiteSparseMatricesLoad) {

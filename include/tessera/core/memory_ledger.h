@@ -61,6 +61,11 @@ class MemoryLedger {
   /// `ResourceExhausted`; tensors already held are kept. Needs `install()`.
   static void set_cap(int64_t bytes);
   static int64_t cap();
+
+  /// Bytes a new allocation may take at most: what is left under the cap when one is set,
+  /// else the machine's physical memory. For checking sizes announced by a file before
+  /// allocating them.
+  static int64_t allocation_budget();
 };
 
 /// "123", "500K", "500M", "2G", "1T" (suffixes case-insensitive, powers of 1024, an

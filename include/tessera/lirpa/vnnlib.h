@@ -43,6 +43,10 @@ struct Property {
   int64_t n_inputs = 0;
   int64_t n_outputs = 0;
   std::vector<PropertyCase> cases;
+  /// Things that are legal but almost always a mistake in the file, one sentence each
+  /// (an input box whose lower bound is above its upper bound: an empty set, dropped, so a
+  /// property of only such boxes is unsat). The CLI prints them as warnings.
+  std::vector<std::string> warnings;
 };
 
 /// Throws DimensionMismatch unless the property has `n_inputs` inputs and `n_outputs`

@@ -232,7 +232,15 @@ Property parse_vnnlib(const std::string& text, const std::string& source) {
                     " has no ", std::isfinite(lo[i]) ? "upper" : "lower", " bound");
     }
     bool empty_box = false;
-    for (int64_t i = 0; i < prop.n_inputs; ++i) empty_box |= lo[i] > hi[i];
+    for (int64_t i = 0; i < prop.n_inputs && !empty_box; ++i) {
+      if (lo[i] <= hi[i]) continue;
+      empty_box = true;
+      std::ostringstream w;
+      w.precision(17);
+      w << source << ": input X_" << i << " has lower bound " << lo[i] << " above its upper bound "
+        << hi[i] << ": that input box is empty and can hold no counterexample";
+      prop.warnings.push_back(w.str());
+    }
     if (empty_box) continue;  // an empty box cannot hold a counterexample
     auto key = std::make_pair(lo, hi);
     auto it = case_of.find(key);

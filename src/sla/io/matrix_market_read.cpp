@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
 #include "tessera/sla/matrix_market.h"
 
 namespace tessera::sla {
@@ -28,6 +31,15 @@ class LineReader {
  public:
   explicit LineReader(const std::string& path) : path_(path), in_(path) {
     TESSERA_CHECK(in_.good(), InvalidInput, "cannot open MatrixMarket file '", path, "'");
+    std::error_code ec;
+    file_bytes_ = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+    if (ec) file_bytes_ = -1;  // not a regular file (a pipe): no length to check against
+  }
+  /// Bytes of the file after the current position; -1 when unknown.
+  int64_t bytes_left() {
+    if (file_bytes_ < 0) return -1;
+    const auto pos = static_cast<int64_t>(in_.tellg());
+    return pos < 0 ? -1 : file_bytes_ - pos;
   }
   /// Next line that is not blank and not a comment; false at end of file.
   bool next_data(std::string& line) {
@@ -54,7 +66,32 @@ class LineReader {
   std::string path_;
   std::ifstream in_;
   int64_t line_ = 0;
+  int64_t file_bytes_ = -1;
 };
+
+std::string gib(double bytes) {
+  std::ostringstream out;
+  out.precision(3);
+  out << bytes / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return out.str();
+}
+
+/// How many data items of at least `min_item_bytes` bytes (newline included; the last
+/// line may lack one) the rest of the file can hold; -1 when the length is unknown.
+double items_that_fit(LineReader& reader, int min_item_bytes) {
+  const int64_t left = reader.bytes_left();
+  return left < 0 ? -1.0 : std::floor((static_cast<double>(left) + 1.0) / min_item_bytes);
+}
+
+/// Refuses, at the size line, to allocate `needed_bytes` for what it `announced` when that
+/// is more than this process may allocate (the machine's memory, or --memory-cap).
+void check_memory(LineReader& reader, const std::string& announced, double needed_bytes) {
+  const auto budget = static_cast<double>(core::MemoryLedger::allocation_budget());
+  if (needed_bytes > budget)
+    reader.fail("the size line announces ", announced, ", which needs at least ", gib(needed_bytes),
+                ", more than the ", gib(budget), " this process may allocate",
+                core::MemoryLedger::cap() > 0 ? " under --memory-cap" : " (physical memory)");
+}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -122,11 +159,15 @@ class Fields {
 };
 
 void read_entries(LineReader& reader, const Header& h, MatrixMarketCoordinate& m, int64_t count) {
+  // A count larger than the file can hold is not reserved: reading stops at the end of the
+  // file with "missing entries".
+  const double fit = items_that_fit(reader, h.field == MatrixMarketField::Pattern ? 4 : 6);
+  const auto reserved = static_cast<size_t>(fit < 0 ? 0.0 : std::min(fit, static_cast<double>(count)));
   std::vector<int64_t> rows, cols;
   std::vector<double> vals;
-  rows.reserve(count);
-  cols.reserve(count);
-  vals.reserve(count);
+  rows.reserve(reserved);
+  cols.reserve(reserved);
+  vals.reserve(reserved);
   std::string line;
   for (int64_t e = 0; e < count; ++e) {
     if (!reader.next_data(line)) reader.fail("missing entries: expected ", count, ", found ", e);
@@ -165,6 +206,15 @@ MatrixMarketCoordinate read_matrix_market(const std::string& path) {
   const int64_t count = f.integer("(entries)");
   f.finish();
   if (m.rows < 0 || m.cols < 0 || count < 0) reader.fail("negative size");
+  // Reading holds a row, a column and a value per entry (24 bytes); the CSR matrix built
+  // from it has rows + 1 row pointers; symmetric storage is mirrored (twice the entries).
+  const double mirrored = h.symmetry == MatrixMarketSymmetry::General ? 1.0 : 2.0;
+  std::ostringstream announced;
+  announced << "a " << m.rows << " x " << m.cols << " matrix with " << count << " entries";
+  double entries = static_cast<double>(count);
+  if (double fit = items_that_fit(reader, h.field == MatrixMarketField::Pattern ? 4 : 6); fit >= 0)
+    entries = std::min(entries, fit);  // more than the file holds ends as "missing entries"
+  check_memory(reader, announced.str(), 8.0 * (static_cast<double>(m.rows) + 1.0) + 24.0 * mirrored * entries);
   if (h.symmetry != MatrixMarketSymmetry::General && m.rows != m.cols)
     reader.fail("a symmetric matrix must be square, got ", m.rows, " x ", m.cols);
   m.symmetry = h.symmetry;
@@ -186,6 +236,14 @@ at::Tensor read_dense_matrix_market(const std::string& path) {
   const int64_t rows = f.integer("(rows)"), cols = f.integer("(columns)");
   f.finish();
   if (rows < 0 || cols < 0) reader.fail("negative size");
+  const double values = static_cast<double>(rows) * static_cast<double>(cols);
+  std::ostringstream announced;
+  announced << "a dense " << rows << " x " << cols << " array";
+  // The array is allocated before it is read: its values must fit in the file first.
+  if (double fit = items_that_fit(reader, 2); fit >= 0 && values > fit)
+    reader.fail("the size line announces ", announced.str(), ", but the rest of the file holds at most ",
+                static_cast<int64_t>(fit), " values");
+  check_memory(reader, announced.str(), 16.0 * values);  // read + transposed copy
   at::Tensor out = at::empty({cols, rows}, at::kDouble);   // column-major in the file
   double* p = out.data_ptr<double>();
   for (int64_t e = 0; e < rows * cols; ++e) {
