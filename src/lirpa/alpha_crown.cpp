@@ -19,12 +19,13 @@ namespace tessera::lirpa::detail {
 // One Adam step on p (descent on the loss -bound):
 // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr m_hat / (sqrt(v_hat) + eps), p in [0, 1]
 // (in place: the slopes of CNN layers are [S, *shape] per start node, memory-bound updates)
-void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t) {
+void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t,
+               double upper) {
   s.m.mul_(o.beta1).add_(g, 1 - o.beta1);
   s.v.mul_(o.beta2).addcmul_(g, g, 1 - o.beta2);
   double bc1 = 1 - std::pow(o.beta1, t), bc2 = 1 - std::pow(o.beta2, t);
   at::Tensor denom = s.v.div(bc2).sqrt_().add_(1e-8);  // sqrt(v_hat) + eps
-  p.addcdiv_(s.m, denom, -lr / bc1).clamp_(0, 1);       // p -= lr m_hat / denom
+  p.addcdiv_(s.m, denom, -lr / bc1).clamp_(0, upper);   // p -= lr m_hat / denom
 }
 
 namespace {
@@ -53,7 +54,7 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
       // l[idx] = max(l_alpha, l_crown), u[idx] = min(u_alpha, u_crown)
       l = l.index_put({idx}, tight.lower);
       u = u.index_put({idx}, tight.upper);
-      state.bounds[p] = Interval{l.reshape(base.lower.sizes()), u.reshape(base.upper.sizes())};
+      state.bounds[p] = limited(state, p, Interval{l.reshape(base.lower.sizes()), u.reshape(base.upper.sizes())});
     }
   }
 }

@@ -27,7 +27,20 @@ struct BoundState {
   /// Ranks that split the rows of every intermediate backward pass between them (each
   /// keeps its block's A matrices and slopes; the bounds are all-gathered); null: all here.
   std::shared_ptr<dist::Communicator> shard_rows;
+  /// Branch and bound's domain constraints: bounds, `[1, *shape]`, that every intermediate
+  /// bound computed for a node is intersected with (a split ReLU's input clamped to l >= 0 or
+  /// u <= 0, bounds inherited from the parent domain). Empty or nullopt: none.
+  std::vector<std::optional<Interval>> limits;
+  /// When set, crown_lower stores the rows that reach each node id keyed here (rows over the
+  /// node's value; id 0: the rows over the input), for branching heuristics and vertices.
+  std::map<int, APtr>* record = nullptr;
+  /// When set, crown_lower adds these dense rows `[S, *shape]` to the rows reaching each keyed
+  /// node (beta-CROWN: -beta s on the input of a ReLU split with sign s).
+  const std::map<int, at::Tensor>* extra_rows = nullptr;
 };
+
+/// `b` intersected with the limits of `node` in `state` (`b` itself when it has none).
+Interval limited(const BoundState& state, int node, Interval b);
 
 /// This rank's block [begin, end) of `rows` rows split over the ranks of `shard_rows`, and
 /// every rank's count: blocks of ceil(rows / P) rows rounded up to a multiple of 16, so each

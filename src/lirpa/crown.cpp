@@ -25,6 +25,13 @@ RowBlock row_block(int64_t rows, const std::shared_ptr<dist::Communicator>& shar
   return b;
 }
 
+Interval limited(const BoundState& state, int node, Interval b) {
+  if (static_cast<size_t>(node) >= state.limits.size() || !state.limits[node]) return b;
+  const Interval& lim = *state.limits[node];
+  return {at::max(b.lower, lim.lower.to(b.lower.scalar_type()).reshape(b.lower.sizes())),
+          at::min(b.upper, lim.upper.to(b.upper.scalar_type()).reshape(b.upper.sizes()))};
+}
+
 namespace {
 
 /// Lower bounds of the unit rows sign_s e_{pos_s} over node p: this rank's block of the rows
@@ -50,7 +57,12 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
   acc[start] = a;
   at::Tensor bias = at::zeros({a->rows()}, at::TensorOptions().dtype(env.dtype));
   for (int id = start; id >= 1; --id) {
+    if (state.extra_rows) {
+      auto it = state.extra_rows->find(id);
+      if (it != state.extra_rows->end()) acc[id] = add_a(acc[id], DenseA::make(it->second), env.dtype);
+    }
     if (!acc[id]) continue;
+    if (state.record && state.record->count(id)) (*state.record)[id] = acc[id];
     const Node& node = graph.node(id);
     BackwardContext ctx;
     if (node.op->needs_input_bounds()) {
@@ -71,6 +83,7 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
     }
     acc[id].reset();
   }
+  if (state.record && state.record->count(0)) (*state.record)[0] = acc[0];
   if (!acc[0]) return bias;
   const Interval& box = *state.bounds[0];
   return bias + acc[0]->concretize_lower(box.lower[0], box.upper[0]);  // min over the input box
@@ -124,7 +137,7 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
           l.index_put_({idx}, tight.lower);  // stable neurons keep the reference bounds
           u.index_put_({idx}, tight.upper);
         }
-        state.bounds[p] = Interval{l.reshape(ref[p]->lower.sizes()), u.reshape(ref[p]->upper.sizes())};
+        state.bounds[p] = limited(state, p, Interval{l.reshape(ref[p]->lower.sizes()), u.reshape(ref[p]->upper.sizes())});
         ref[p] = state.bounds[p];
       }
     }

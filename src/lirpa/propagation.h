@@ -42,8 +42,9 @@ struct AdamSlot {
   at::Tensor m, v;
 };
 
-/// One projected Adam step (descent) on the slopes p in [0, 1] with gradient g at step t.
-void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t);
+/// One projected Adam step (descent) on p in [0, upper] (the slopes: [0, 1]) with gradient g at step t.
+void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t,
+               double upper = 1.0);
 
 /// alpha-CROWN on the rows `a` over the output (intermediate bounds fixed, from CROWN):
 /// returns `[S]` lower bounds, the best per row; `iterations` receives the steps taken.

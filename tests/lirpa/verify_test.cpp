@@ -199,12 +199,31 @@ TEST(LirpaVerify, KnownCounterexampleIsNeverUnsat) {
   }
 }
 
-TEST(LirpaVerify, NonChainNetworkStopsAtIncompleteVerification) {
-  at::manual_seed(5);
+TEST(LirpaVerify, NonChainNetworkGoesThroughGraphBranchAndBound) {
+  at::manual_seed(0);
   Graph g = load_onnx_bytes(testing::random_residual(3));
-  VerifyOptions o = quick(5, SplitKind::Auto);
-  VerifyResult r = verify(g, box_property("(assert (<= Y_0 -1000))", 3, static_cast<int>(g.output_size())), o);
-  EXPECT_EQ(r.verdict, Verdict::Unsat);  // far below every output: CROWN proves it
+  const int n_out = static_cast<int>(g.output_size());
+  VerifyOptions o = quick(30, SplitKind::Auto);
+  // far below every output: CROWN proves it before any branching
+  VerifyResult r0 = verify(g, box_property("(assert (<= Y_0 -1000))", 3, n_out), o);
+  EXPECT_EQ(r0.verdict, Verdict::Unsat);
+  EXPECT_EQ(r0.decided_by, "crown");
+  // between CROWN's bound of Y_0 and its minimum on a fine grid: CROWN alone cannot decide it
+  BoundOptions bo;
+  bo.method = Method::Crown;
+  double lb = compute_bounds(g, at::full({3}, -1.0, at::kDouble), at::full({3}, 1.0, at::kDouble), bo).lower[0]
+                  .item<double>();
+  at::Tensor t = at::linspace(-1, 1, 41, at::kDouble);
+  auto mesh = at::meshgrid({t, t, t}, "ij");
+  at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1}), mesh[2].reshape({-1})}, 1);
+  double m = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  ASSERT_GT(m - lb, 0.05) << "CROWN is tight here (bound " << lb << ", grid minimum " << m << "): pick another seed";
+  o.attack.enabled = false;  // the verdict must come from branch and bound
+  o.alpha_enabled = false;
+  VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(lb + 0.5 * (m - lb)) + "))", 3, n_out), o);
+  EXPECT_EQ(r.verdict, Verdict::Unsat) << r.reason;
+  EXPECT_EQ(r.decided_by, "bab-relu-graph");
+  EXPECT_GT(r.domains_visited, 1);
 }
 
 }  // namespace tessera::lirpa

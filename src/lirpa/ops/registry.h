@@ -97,6 +97,8 @@ namespace tessera::lirpa::detail {
 std::shared_ptr<const BoundOp> make_linear(std::string w_key, std::string b_key);  // y = x W + b
 std::shared_ptr<const BoundOp> make_affine(std::string scale, std::string shift, std::vector<int64_t> in_shape);
 std::shared_ptr<const BoundOp> make_relu();
+/// Whether `op` is the ReLU operator (branch and bound splits these).
+bool is_relu(const BoundOp& op);
 }  // namespace tessera::lirpa::detail
 
 namespace tessera::lirpa::detail {

@@ -50,6 +50,8 @@ class ReluOp final : public BoundOp {
 
 std::shared_ptr<const BoundOp> make_relu() { return std::make_shared<ReluOp>(); }
 
+bool is_relu(const BoundOp& op) { return dynamic_cast<const ReluOp*>(&op) != nullptr; }
+
 void register_relu(OpRegistry& r) {
   r.add("Relu", [](const OnnxNode& n) -> BuiltOp {
     return {std::make_shared<ReluOp>(), {n.inputs.at(0).node}};

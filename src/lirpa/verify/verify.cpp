@@ -9,6 +9,7 @@
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
+#include "lirpa/bab/graph_bab.h"
 #include "lirpa/verify/float_relu_net.h"
 #include "lirpa/verify/incomplete.h"
 #include "lirpa/verify/relu_net.h"
@@ -117,6 +118,24 @@ class SideAttack {
   double first_ = -1, spent_ = 0, last_ = 0;
 };
 
+// Records a branch and bound outcome; false when the run must stop (sat or timeout).
+bool bab_outcome(Run& run, const detail::BabOutcome& out, const std::string& phase, bool& undecided) {
+  run.result.domains_visited += out.visited;
+  switch (out.status) {
+    case detail::BabStatus::Proven: return true;
+    case detail::BabStatus::Falsified: return false;
+    case detail::BabStatus::Timeout:
+      run.result.verdict = Verdict::Timeout;
+      run.result.reason = "timeout after " + std::to_string(run.elapsed()) + " s in " + phase;
+      return false;
+    case detail::BabStatus::Exhausted:
+      undecided = true;
+      run.result.reason = phase + " gave up: " + out.reason;
+      return true;
+  }
+  return true;
+}
+
 // Branch and bound on one pair; returns false when the run must stop (sat or timeout).
 bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const OutputConjunction& oc,
              SideAttack& side, bool& undecided) {
@@ -130,20 +149,20 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
   detail::BabOutcome out = input ? detail::input_split_bab(ctx, problem) : detail::relu_split_bab(ctx, problem);
-  run.result.domains_visited += out.visited;
-  switch (out.status) {
-    case detail::BabStatus::Proven: return true;
-    case detail::BabStatus::Falsified: return false;
-    case detail::BabStatus::Timeout:
-      run.result.verdict = Verdict::Timeout;
-      run.result.reason = "timeout after " + std::to_string(run.elapsed()) + " s in " + ctx.phase;
-      return false;
-    case detail::BabStatus::Exhausted:
-      undecided = true;
-      run.result.reason = ctx.phase + " gave up: " + out.reason;
-      return true;
-  }
-  return true;
+  return bab_outcome(run, out, ctx.phase, undecided);
+}
+
+// ReLU-splitting branch and bound on the graph engine (networks that are not a chain) on
+// one pair; returns false when the run must stop (sat or timeout).
+bool run_graph_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc, SideAttack& side,
+                   bool& undecided) {
+  run.bab_kind = "bab-relu-graph";
+  detail::GraphBabContext ctx{run.graph, run.options, run.clock,
+                              [&](const at::Tensor& x) { return run.confirm(x, "bab-relu-graph"); }, run.progress,
+                              "bab-relu-graph", [&] { return side(); }};
+  detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}),
+                             oc.c.to(at::kDouble), oc.rhs.to(at::kDouble)};
+  return bab_outcome(run, detail::graph_relu_split_bab(ctx, problem), ctx.phase, undecided);
 }
 
 }  // namespace
@@ -173,22 +192,30 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.decided_by = by;
     return finish();
   }
-  if (!options.bab.enabled || !net) {
+  // networks that are not a chain: ReLU splitting on the graph engine (no input splitting there)
+  const bool graph_bab = !net && options.bab.split != SplitKind::Input;
+  if (!options.bab.enabled || (!net && !graph_bab)) {
     run.result.verdict = run.expired() ? Verdict::Timeout : Verdict::Unknown;
-    run.result.reason = !options.bab.enabled ? "branch and bound is disabled"
-                                             : "branch and bound needs a chain of affine layers and ReLUs: " + why;
+    run.result.reason = !options.bab.enabled
+                            ? "branch and bound is disabled"
+                            : "input splitting needs a chain of affine layers and ReLUs (use ReLU splitting): " + why;
     return finish();
   }
   bool undecided = false;
   // the side attack's PGD in float32 (its points are confirmed in float64); sharded weights
   // (several ranks) stay sharded: the rounds then gather them in float64
   std::optional<detail::FloatReluNet> fast;
-  if (!comm || comm->size() == 1) fast.emplace(*net);
-  SideAttack side(run, [&](const at::Tensor& x) { return fast ? fast->forward(x) : net->forward(x); }, open);
+  if (net && (!comm || comm->size() == 1)) fast.emplace(*net);
+  SideAttack side(run, [&](const at::Tensor& x) {
+    return fast ? fast->forward(x) : net ? net->forward(x) : graph.forward(x, at::kDouble);
+  }, open);
   for (size_t c = 0; c < property.cases.size(); ++c) {
     for (size_t d = 0; d < property.cases[c].disjuncts.size(); ++d) {
       if (!open[c][d]) continue;
-      if (!run_bab(run, *net, property.cases[c], property.cases[c].disjuncts[d], side, undecided)) return finish();
+      const PropertyCase& pc = property.cases[c];
+      bool go = net ? run_bab(run, *net, pc, pc.disjuncts[d], side, undecided)
+                    : run_graph_bab(run, pc, pc.disjuncts[d], side, undecided);
+      if (!go) return finish();
     }
   }
   if (undecided) {

@@ -1,0 +1,97 @@
+#pragma once
+// ReLU-splitting branch and bound on the graph engine (Graph, BoundOp, AMatrix, BoundState):
+// any network the bound operators support (Conv, residual Add, pooling, BatchNorm), not only
+// chains of affine layers and ReLUs.
+//
+// A domain is the input box plus split constraints on neurons of the graph's ReLU nodes.
+// Bounding a domain is the graph engine's CROWN (alpha-CROWN on request) with the limits hook
+// of BoundState: each split neuron's pre-activation bounds clamped (l >= 0 active, u <= 0
+// inactive), the bounds inherited from the parent intersected in, and every later
+// intermediate bound recomputed with them; then split multipliers (beta) on the final rows.
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lirpa/bab/bab.h"
+#include "tessera/lirpa/graph.h"
+
+namespace tessera::lirpa::detail {
+
+/// One ReLU node of a graph: its id, the id of its input (the pre-activation) and its neurons.
+struct GraphRelu {
+  int node = 0;
+  int input = 0;
+  int64_t size = 0;
+};
+
+/// The ReLU nodes of `graph` (recognised by their operator's type), in topological order.
+std::vector<GraphRelu> graph_relus(const Graph& graph);
+
+/// Sub-domains of ReLU splitting on a graph, all in one input box.
+struct GraphDomains {
+  at::Tensor xl, xu;  ///< [n_in] float64, the box
+  /// Per ReLU node (graph_relus order) [B, n_j] int8: +1 split active (z >= 0), -1 inactive
+  /// (z <= 0), 0 none.
+  std::vector<at::Tensor> split;
+  /// Per ReLU node [B, n_j]: pre-activation bounds sound on each domain (the parent's), or
+  /// empty (none).
+  std::vector<at::Tensor> lower, upper;
+  /// [B] long, or undefined (-1 for all): the inherited bounds of ReLU nodes 0..reuse_upto[b]
+  /// are taken as they are (limited by the splits) instead of being recomputed. Sound for a
+  /// child whose only new split is at ReLU node reuse_upto[b]: nothing before that node's
+  /// input depends on it.
+  at::Tensor reuse_upto;
+  int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
+};
+
+/// The bounds of a batch of graph domains.
+struct GraphBounded {
+  at::Tensor lb;                   ///< [B, K] lower bounds of c y - rhs (+inf: infeasible domain)
+  LayerBounds bounds;              ///< per ReLU node [B, n_j] pre-activation bounds, splits applied
+  std::vector<at::Tensor> lambda;  ///< per ReLU node [B, K, n_j]: coefficients on its output (CROWN rows)
+  at::Tensor a_input;              ///< [B, K, n_in]: the CROWN rows' coefficients on the input
+  int64_t bounded = 0;             ///< domains bounded (fewer than B when `stop` said so)
+};
+
+/// Bounds every domain of `d`: CROWN (alpha-CROWN with `alpha` set: the final rows' slopes
+/// optimised, lambda and a_input still from CROWN's pass) over the graph with the splits and
+/// inherited bounds as limits. With `beta` set, a domain with splits that this leaves
+/// unverified gets split multipliers: for any beta >= 0, c y >= c y - sum beta s z on the
+/// domain (s z >= 0 there), and the CROWN bound of the right side, rows -beta s added at each
+/// split ReLU's input, is maximised over beta by projected Adam (the best bound per row kept).
+/// It makes a domain whose every unstable ReLU is split exact (LP duality) where CROWN alone
+/// is not. The signature takes a batch; the domains are bounded one after another today (the
+/// graph engine's bounds carry no domain dimension yet). `stop` (may be empty) is asked before
+/// each domain; once it says true the rest are left unbounded (lb -inf, `bounded` tells how
+/// many were done) and the caller must discard the batch.
+GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
+                                 const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha = nullptr,
+                                 const BetaOptions* beta = nullptr, const std::function<bool()>& stop = {});
+
+/// What graph branch and bound needs from the caller (BabContext without the chain network).
+struct GraphBabContext {
+  const Graph& graph;
+  const VerifyOptions& options;
+  const RunClock& clock;
+  /// Checks a candidate input against the whole property (float64 forward pass); true when
+  /// it is a confirmed counterexample (the caller keeps it).
+  std::function<bool(const at::Tensor&)> confirm;
+  ProgressFn progress;
+  std::string phase = "bab-relu-graph";
+  /// Called between batches (may be empty): the caller's own counterexample search.
+  std::function<bool()> side_attack;
+  bool expired() const { return clock.expired(); }
+  double elapsed() const { return clock.elapsed(); }
+};
+
+/// ReLU splitting with BaBSR branching on any graph (relu_split_bab's search on the graph
+/// engine): batches of the worst domains are split at the ReLU neuron BaBSR chooses, both
+/// children bounded with the parent's bounds inherited and split multipliers (beta, on the
+/// final rows only; the intermediate bounds use the splits through their clamps). Fully
+/// split domains that stay unverified are counted as stuck (Exhausted).
+BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& problem);
+
+}  // namespace tessera::lirpa::detail

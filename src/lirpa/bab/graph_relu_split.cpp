@@ -1,0 +1,332 @@
+// ReLU-splitting branch and bound on the graph engine: relu_split_bab's search (domain pool,
+// BaBSR, children that inherit their parent's bounds, vertex checks, periodic PGD) with each
+// domain bounded by the graph engine's CROWN under BoundState limits (graph_bab.h).
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <limits>
+
+#include "lirpa/attack/pgd.h"
+#include "lirpa/bab/domain_pool.h"
+#include "lirpa/bab/graph_bab.h"
+#include "lirpa/bab/relu_bab.h"
+#include "lirpa/ops/registry.h"
+#include "lirpa/propagation.h"
+
+namespace tessera::lirpa::detail {
+
+std::vector<GraphRelu> graph_relus(const Graph& graph) {
+  std::vector<GraphRelu> out;
+  for (const Node& node : graph.nodes()) {
+    if (node.id == 0 || node.id > graph.output_id() || !is_relu(*node.op)) continue;
+    int64_t n = 1;
+    for (int64_t s : graph.node(node.inputs.at(0)).shape) n *= s;
+    out.push_back(GraphRelu{node.id, node.inputs.at(0), n});
+  }
+  return out;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct OneDomain {
+  at::Tensor lb;                          // [K]
+  std::vector<at::Tensor> lower, upper;   // per ReLU node [n_j]
+  std::vector<at::Tensor> lambda;         // per ReLU node [K, n_j]
+  at::Tensor a_input;                     // [K, n_in]
+  bool infeasible = false;
+};
+
+// The dense rows [K, n] recorded at `node` (zeros when no row reached it).
+at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t k, int64_t n) {
+  auto it = rec.find(node);
+  if (it == rec.end() || !it->second) return at::zeros({k, n}, at::kDouble);
+  return it->second->dense(at::kDouble).reshape({k, n});
+}
+
+// beta-CROWN on the final rows of one domain (intermediate bounds fixed in `state`): the best
+// lower bounds of c y - rhs over the multipliers, at least `lb`.
+at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
+                         const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
+                         const BetaOptions& o) {
+  at::AutoGradMode grad(true);
+  const int64_t k = rows->rows();
+  std::vector<size_t> with;  // ReLU nodes with splits
+  for (size_t j = 0; j < relus.size(); ++j)
+    if ((split[j] != 0).any().item<bool>()) with.push_back(j);
+  if (with.empty()) return lb;
+  std::vector<at::Tensor> beta, sign;
+  std::vector<AdamSlot> slots;
+  for (size_t j : with) {
+    beta.push_back(at::zeros({k, relus[j].size}, at::kDouble));
+    sign.push_back(split[j].to(at::kDouble).unsqueeze(0));  // [1, n_j]: +1 z >= 0, -1 z <= 0, 0 free
+    slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
+  }
+  AlphaOptions adam;  // Adam's moment decays
+  double lr = o.lr_beta;
+  at::Tensor best = lb;
+  std::map<int, at::Tensor> extra;
+  for (int it = 1; it <= o.iterations; ++it) {
+    extra.clear();
+    std::vector<at::Tensor> params;
+    for (size_t i = 0; i < with.size(); ++i) {
+      at::Tensor bt = beta[i].detach().requires_grad_(true);
+      params.push_back(bt);
+      const GraphRelu& r = relus[with[i]];
+      std::vector<int64_t> shape{k};
+      shape.insert(shape.end(), graph.node(r.input).shape.begin(), graph.node(r.input).shape.end());
+      at::Tensor rows_z = (-bt * sign[i]).reshape(shape);  // -beta s z: <= 0 on the domain
+      auto e = extra.find(r.input);
+      extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
+    }
+    state.extra_rows = &extra;
+    at::Tensor cur = crown_lower(graph, state, env, graph.output_id(), rows, false) - rhs;
+    state.extra_rows = nullptr;
+    best = at::max(best, cur.detach());
+    if (best.max().item<double>() > 0) break;  // some row positive: the domain is verified
+    auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
+    for (size_t i = 0; i < with.size(); ++i)
+      if (grads[i].defined()) adam_step(beta[i], grads[i], slots[i], adam, lr, it, INFINITY);
+    lr *= o.lr_decay;
+  }
+  return best;
+}
+
+OneDomain bound_one(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d, int64_t b,
+                    const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha, const BetaOptions* beta) {
+  at::NoGradGuard no_grad;
+  OpEnv env{graph.params(), at::kDouble};
+  BoundState state(graph.nodes().size());
+  state.limits.resize(graph.nodes().size());
+  auto lead = [&](int id) {  // [1, *shape]
+    std::vector<int64_t> s{1};
+    s.insert(s.end(), graph.node(id).shape.begin(), graph.node(id).shape.end());
+    return s;
+  };
+  state.bounds[0] = Interval{d.xl.reshape(lead(0)), d.xu.reshape(lead(0))};
+  const bool inherit = !d.lower.empty();
+  const int64_t reuse = d.reuse_upto.defined() ? d.reuse_upto[b].item<int64_t>() : -1;
+  for (size_t j = 0; j < relus.size(); ++j) {
+    at::Tensor s = d.split[j][b];
+    at::Tensor l = inherit ? d.lower[j][b] : at::full({relus[j].size}, -kInf, at::kDouble);
+    at::Tensor u = inherit ? d.upper[j][b] : at::full({relus[j].size}, kInf, at::kDouble);
+    l = at::where(s > 0, l.clamp_min(0), l);  // active: z >= 0
+    u = at::where(s < 0, u.clamp_max(0), u);  // inactive: z <= 0
+    Interval lim{l.reshape(lead(relus[j].input)), u.reshape(lead(relus[j].input))};
+    // several ReLU nodes on one input: every limit applies
+    state.limits[relus[j].input] = limited(state, relus[j].input, lim);
+  }
+  if (inherit) {
+    for (int64_t j = 0; j <= reuse && j < static_cast<int64_t>(relus.size()); ++j)
+      state.bounds[relus[j].input] = state.limits[relus[j].input];
+  }
+  crown_intermediate(graph, state, env, graph.output_id());
+  OneDomain out;
+  for (const GraphRelu& r : relus) {
+    const Interval& z = *state.bounds[r.input];
+    out.lower.push_back(z.lower.reshape({-1}));
+    out.upper.push_back(z.upper.reshape({-1}));
+    out.infeasible = out.infeasible || (z.lower > z.upper).any().item<bool>();
+  }
+  const int64_t k = c.size(0), n_in = graph.input_size();
+  if (out.infeasible) {  // the constraints contradict each other: nothing to prove
+    out.lb = at::full({k}, kInf, at::kDouble);
+    for (const GraphRelu& r : relus) out.lambda.push_back(at::zeros({k, r.size}, at::kDouble));
+    out.a_input = at::zeros({k, n_in}, at::kDouble);
+    return out;
+  }
+  APtr rows = spec_side(graph, c, at::kDouble, 1.0);
+  std::map<int, APtr> rec{{0, nullptr}};
+  for (const GraphRelu& r : relus) rec[r.node] = nullptr;
+  state.record = &rec;
+  out.lb = crown_lower(graph, state, env, graph.output_id(), rows, false) - rhs;
+  state.record = nullptr;
+  for (const GraphRelu& r : relus) out.lambda.push_back(recorded(rec, r.node, k, r.size));
+  out.a_input = recorded(rec, 0, k, n_in);
+  if (alpha) {
+    int steps = 0;
+    at::AutoGradMode grad(true);
+    at::Tensor lb = alpha_crown_lower(graph, state, env, rows, *alpha, steps).detach() - rhs;
+    out.lb = at::max(out.lb, lb);  // both sound: the better one
+  }
+  if (beta && out.lb.max().item<double>() <= 0) {
+    std::vector<at::Tensor> split;
+    for (const at::Tensor& s : d.split) split.push_back(s[b]);
+    out.lb = optimise_beta(graph, state, env, relus, split, rows, rhs, out.lb, *beta);
+  }
+  return out;
+}
+
+}  // namespace
+
+GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
+                                 const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha,
+                                 const BetaOptions* beta, const std::function<bool()>& stop) {
+  const int64_t batch = d.size(), k = c.size(0), n_in = graph.input_size();
+  GraphBounded out;
+  out.lb = at::full({batch, k}, -kInf, at::kDouble);
+  out.a_input = at::zeros({batch, k, n_in}, at::kDouble);
+  out.bounds.infeasible = at::zeros({batch}, at::kBool);
+  for (const GraphRelu& r : relus) {
+    out.bounds.lower.push_back(at::full({batch, r.size}, -kInf, at::kDouble));
+    out.bounds.upper.push_back(at::full({batch, r.size}, kInf, at::kDouble));
+    out.lambda.push_back(at::zeros({batch, k, r.size}, at::kDouble));
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    if (stop && stop()) break;
+    OneDomain one = bound_one(graph, relus, d, b, c, rhs, alpha, beta);
+    out.lb.select(0, b).copy_(one.lb);
+    out.a_input.select(0, b).copy_(one.a_input);
+    out.bounds.infeasible.select(0, b).fill_(one.infeasible);
+    for (size_t j = 0; j < relus.size(); ++j) {
+      out.bounds.lower[j].select(0, b).copy_(one.lower[j]);
+      out.bounds.upper[j].select(0, b).copy_(one.upper[j]);
+      out.lambda[j].select(0, b).copy_(one.lambda[j]);
+    }
+    out.bounded = b + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// Pool fields: for each ReLU node j: split, lower, upper; then the chosen (node, neuron).
+struct Layout {
+  size_t relus;
+  size_t split(size_t j) const { return 3 * j; }
+  size_t lower(size_t j) const { return 3 * j + 1; }
+  size_t upper(size_t j) const { return 3 * j + 2; }
+  size_t layer() const { return 3 * relus; }
+  size_t neuron() const { return 3 * relus + 1; }
+};
+
+struct Scored {
+  GraphDomains d;
+  GraphBounded g;
+  at::Tensor rows, score, layer, neuron;
+};
+
+// Bounds `d` and chooses each domain's split; false when the run expired on the way.
+bool bound_and_choose(GraphBabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem& p,
+                      Scored& s, const AlphaOptions* alpha) {
+  s.g = bound_graph_domains(ctx.graph, relus, s.d, p.c, p.rhs, alpha, &ctx.options.beta,
+                            [&ctx] { return ctx.expired(); });
+  if (s.g.bounded < s.d.size()) return false;
+  std::tie(s.rows, s.score) = best_rows(s.g.lb);
+  std::tie(s.layer, s.neuron) = babsr_choice(s.g.bounds, s.g.lambda, s.d.split, s.rows);
+  return true;
+}
+
+bool try_vertices(GraphBabContext& ctx, const BabProblem& p, const Scored& s, const at::Tensor& open) {
+  at::NoGradGuard no_grad;
+  const int64_t n = open.numel();
+  if (n == 0) return false;
+  at::Tensor xl = p.xl.reshape({1, -1}).expand({n, p.xl.numel()}), xu = p.xu.reshape({1, -1}).expand({n, p.xu.numel()});
+  at::Tensor x = minimising_vertex(s.g.a_input.index_select(0, open), s.rows.index_select(0, open), xl, xu);
+  at::Tensor v = conjunction_violation(ctx.graph.forward(x, at::kDouble), p.c, p.rhs);
+  at::Tensor cand = at::nonzero(v <= 0).reshape({-1});
+  for (int64_t i = 0; i < std::min<int64_t>(cand.numel(), 16); ++i)
+    if (ctx.confirm(x[cand[i].item<int64_t>()])) return true;
+  return false;
+}
+
+void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::Tensor& open) {
+  std::vector<at::Tensor> f(lay.neuron() + 1);
+  for (size_t j = 0; j < lay.relus; ++j) {
+    f[lay.split(j)] = s.d.split[j].index_select(0, open);
+    f[lay.lower(j)] = s.g.bounds.lower[j].index_select(0, open);
+    f[lay.upper(j)] = s.g.bounds.upper[j].index_select(0, open);
+  }
+  f[lay.layer()] = s.layer.index_select(0, open);
+  f[lay.neuron()] = s.neuron.index_select(0, open);
+  pool.push(f, s.score.index_select(0, open));
+}
+
+}  // namespace
+
+BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
+  const VerifyOptions& o = ctx.options;
+  // domains are bounded one by one: small batches keep the pool's order fresh
+  const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 8;
+  const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
+  Layout lay{relus.size()};
+  BabOutcome out;
+  Scored root;
+  root.d.xl = p.xl;
+  root.d.xu = p.xu;
+  for (const GraphRelu& r : relus) root.d.split.push_back(at::zeros({1, r.size}, at::kChar));
+  AlphaOptions alpha = o.alpha;
+  alpha.stop = [&ctx] { return ctx.expired(); };
+  if (!bound_and_choose(ctx, relus, p, root, o.alpha_enabled ? &alpha : nullptr))
+    return out.status = BabStatus::Timeout, out;
+  out.visited = 1;
+  out.lower = root.score.min().item<double>();
+  at::Tensor open = at::nonzero(root.score <= o.margin).reshape({-1});
+  if (open.numel() == 0) return out.status = BabStatus::Proven, out;
+  if (try_vertices(ctx, p, root, open)) return out.status = BabStatus::Falsified, out;
+  TensorPool pool;
+  int64_t stuck = 0;  // unverified domains with nothing left to split
+  keep_open(lay, pool, root, open);
+  auto last_report = Clock::now();
+  for (int64_t it = 1;; ++it) {
+    if (pool.size() == 0) {
+      if (stuck == 0) return out.status = BabStatus::Proven, out;
+      out.reason = std::to_string(stuck) + " sub-domains with every unstable ReLU split are neither verified nor falsified";
+      return out.status = BabStatus::Exhausted, out;
+    }
+    out.lower = pool.score().min().item<double>();
+    if (ctx.expired()) return out.status = BabStatus::Timeout, out;
+    if (pool.size() > o.bab.max_domains) {
+      out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
+      return out.status = BabStatus::Exhausted, out;
+    }
+    auto [f, score] = pool.pop(batch);
+    at::Tensor layer = f[lay.layer()], neuron = f[lay.neuron()];
+    at::Tensor splittable = at::nonzero(layer >= 0).reshape({-1});
+    stuck += layer.size(0) - splittable.numel();
+    for (auto& t : f) t = t.index_select(0, splittable);
+    layer = layer.index_select(0, splittable), neuron = neuron.index_select(0, splittable);
+    const int64_t n = layer.size(0);
+    if (n == 0) continue;
+    // children [plus(all n); minus(all n)]: each inherits its parent's bounds
+    std::vector<at::Tensor> split;
+    Scored kids;
+    for (size_t j = 0; j < lay.relus; ++j) {
+      split.push_back(f[lay.split(j)]);
+      kids.d.lower.push_back(f[lay.lower(j)].repeat({2, 1}));
+      kids.d.upper.push_back(f[lay.upper(j)].repeat({2, 1}));
+    }
+    kids.d.split = split_children(split, layer, neuron);
+    kids.d.xl = p.xl;
+    kids.d.xu = p.xu;
+    kids.d.reuse_upto = layer.repeat({2});
+    if (!bound_and_choose(ctx, relus, p, kids, nullptr)) return out.status = BabStatus::Timeout, out;
+    out.visited += 2 * n;
+    at::Tensor kid_open = at::nonzero(kids.score <= o.margin).reshape({-1});
+    if (try_vertices(ctx, p, kids, kid_open)) return out.status = BabStatus::Falsified, out;
+    keep_open(lay, pool, kids, kid_open);
+    if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && kid_open.numel() > 0) {
+      const int64_t m = std::min<int64_t>(kid_open.numel(), 8);
+      at::Tensor sel = kid_open.slice(0, 0, m);
+      at::Tensor starts =
+          minimising_vertex(kids.g.a_input.index_select(0, sel), kids.rows.index_select(0, sel),
+                            p.xl.reshape({1, -1}).expand({m, p.xl.numel()}), p.xu.reshape({1, -1}).expand({m, p.xu.numel()}));
+      AttackOptions ao = o.attack;
+      ao.seed += static_cast<uint64_t>(it);
+      BatchFn fn = [&](const at::Tensor& x) { return ctx.graph.forward(x, at::kDouble); };
+      AttackResult r = pgd_attack(fn, p.xl, p.xu, p.c, p.rhs, ao, starts, [&] { return ctx.expired(); });
+      if (r.value <= 0 && ctx.confirm(r.x)) return out.status = BabStatus::Falsified, out;
+    }
+    if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;
+    if (Clock::now() - last_report > std::chrono::seconds(1)) {
+      if (ctx.progress)
+        ctx.progress(Progress{ctx.phase, pool.size(), out.visited,
+                              pool.size() ? pool.score().min().item<double>() : o.margin, ctx.elapsed()});
+      last_report = Clock::now();
+    }
+  }
+}
+
+}  // namespace tessera::lirpa::detail
