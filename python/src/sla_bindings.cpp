@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "tessera/core/threads.h"
 #include "tessera/sla/determinant.h"
 #include "tessera/sla/diffusion.h"
 #include "tessera/sla/eigsh.h"
@@ -28,13 +29,17 @@ namespace {
 
 using namespace tessera::sla;
 
-/// Keeps the caller's thread count (torch.set_num_threads) across a call: the direct
-/// backends lower OpenBLAS to one thread and then restore OpenBLAS's own count, which with
-/// the OpenMP build of OpenBLAS also sets the OpenMP count of the calling thread (seen: a
-/// solve after torch.set_num_threads(1) left torch.get_num_threads() at 2).
+/// Keeps the caller's thread count (torch.set_num_threads) across a call and its backward
+/// pass: the direct backends lower OpenBLAS to one thread and then restore OpenBLAS's own
+/// count, which with the OpenMP build of OpenBLAS also sets the OpenMP count of the calling
+/// thread (seen: a solve after torch.set_num_threads(1) left torch.get_num_threads() at 2).
+/// OpenBLAS's count is first set to torch's, so that every such restore, the adjoint solves
+/// of a later backward pass included, restores torch's count.
 class KeepThreadCount {
  public:
-  KeepThreadCount() : threads_(at::get_num_threads()) {}
+  KeepThreadCount() : threads_(at::get_num_threads()) {
+    if (core::blas_threads() > 0 && core::blas_threads() != threads_) core::set_blas_threads(threads_);
+  }
   ~KeepThreadCount() {
     if (at::get_num_threads() != threads_) at::set_num_threads(threads_);
   }
