@@ -15,6 +15,7 @@ void add_bench_cg(CLI::App& bench, CommandBody& body);
 void add_bench_direct(CLI::App& bench, CommandBody& body);
 void add_bench_scale(CLI::App& bench, CommandBody& body);
 void add_bench_shard(CLI::App& bench, CommandBody& body);
+void add_bench_soundness(CLI::App& bench, CommandBody& body);
 
 void add_bench_command(CLI::App& app, CommandBody& body) {
   CLI::App* cmd = app.add_subcommand("bench", "run a benchmark and print JSON lines");
@@ -29,6 +30,7 @@ void add_bench_command(CLI::App& app, CommandBody& body) {
   add_bench_direct(*cmd, body);
   add_bench_scale(*cmd, body);
   add_bench_shard(*cmd, body);
+  add_bench_soundness(*cmd, body);
 }
 
 }  // namespace tessera::app

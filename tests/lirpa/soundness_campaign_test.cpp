@@ -1,0 +1,61 @@
+// The soundness campaign finds nothing on sound bounds, and reports (with reproducers)
+// whatever crosses a bound: checked by demanding more slack than any bound has.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/soundness_campaign.h"
+
+namespace tessera::lirpa {
+namespace {
+
+TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
+  SoundnessCampaignOptions o;
+  o.networks = 6;  // one of each kind
+  o.points = 300;
+  o.seed = 11;
+  SoundnessCampaignReport r = run_soundness_campaign(o);
+  EXPECT_TRUE(r.violations.empty());
+  EXPECT_EQ(r.networks_by_kind.size(), 6u);
+  ASSERT_EQ(r.tallies.size(), 3u);
+  for (const auto& t : r.tallies) {
+    EXPECT_EQ(t.networks, 6);
+    EXPECT_GT(t.points, 6 * (300 + 64));  // uniform, vertices and PGD ends
+    EXPECT_EQ(t.violations, 0) << method_name(t.method);
+    EXPECT_GE(t.min_relative_slack, -o.tolerance) << method_name(t.method);
+  }
+  EXPECT_EQ(r.alpha_looser_than_crown, 0);
+}
+
+TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
+  // A tolerance of -1e6 asks every bound for a slack of 10^6 (relative): each one "fails".
+  const std::string dir = ::testing::TempDir() + "/tessera_soundness_reproducers";
+  std::filesystem::remove_all(dir);
+  SoundnessCampaignOptions o;
+  o.networks = 1;  // network 0: a ReLU MLP
+  o.points = 100;
+  o.methods = {Method::Crown};
+  o.tolerance = -1e6;
+  o.reproducer_dir = dir;
+  SoundnessCampaignReport r = run_soundness_campaign(o);
+  ASSERT_FALSE(r.violations.empty());
+  EXPECT_EQ(r.tallies[0].violations, static_cast<int64_t>(r.violations.size()));
+  EXPECT_EQ(r.violations.size() % 2, 0u);  // both sides of every output
+  const SoundnessViolation& v = r.violations[0];
+  EXPECT_EQ(v.kind, "mlp_Relu");
+  ASSERT_TRUE(std::filesystem::exists(v.reproducer)) << v.reproducer;
+  std::stringstream json;
+  json << std::ifstream(v.reproducer).rdbuf();
+  for (const char* key : {"\"box_lower\"", "\"box_upper\"", "\"point\"", "\"method\":\"crown\"", "\"seed\":0"})
+    EXPECT_NE(json.str().find(key), std::string::npos) << key << " in " << json.str();
+  const std::string model = v.reproducer.substr(0, v.reproducer.size() - 5) + ".onnx";
+  EXPECT_NO_THROW(load_onnx(model));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera::lirpa
