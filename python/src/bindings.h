@@ -11,6 +11,8 @@ namespace py = pybind11;
 
 /// tessera._C.sla: SparseTensor, solve, eigsh, determinants, nonlinear_solve, readers.
 void bind_sla(py::module_& m);
+/// tessera._C.sla (distributed): DSparseTensor and the world communicator.
+void bind_dist(py::module_& m);
 /// tessera._C.lirpa: Graph (ONNX), compute_bounds, verify.
 void bind_lirpa(py::module_& m);
 

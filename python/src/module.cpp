@@ -94,6 +94,7 @@ PYBIND11_MODULE(_C, m) {
   m.attr("__torch_version__") = tessera::core::torch_version();
   pybind11::module_ sla = m.def_submodule("sla", "Differentiable sparse linear algebra (C++ bindings).");
   tp::bind_sla(sla);
+  tp::bind_dist(sla);
   pybind11::module_ lirpa = m.def_submodule("lirpa", "Bound propagation and verification (C++ bindings).");
   tp::bind_lirpa(lirpa);
 }

@@ -325,3 +325,15 @@ def test_solve_keeps_the_callers_thread_count():
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_dsparse_tensor_one_process():
+    # outside mpirun: one rank holding every row (the MPI runs are tests/python/mpi)
+    A = sla.poisson2d(4)
+    dA = sla.DSparseTensor.from_global(A)
+    assert dA.world_size == 1 and dA.owned_rows == 16
+    b = torch.ones(16, dtype=D)
+    x, info = dA.solve(dA.scatter(b), method="cg", rtol=1e-12, return_info=True)
+    assert info.converged and torch.allclose(dA.gather(x), A.solve(b))
+    with pytest.raises(ValueError, match="unknown partition"):
+        sla.DSparseTensor.from_global(A, partition="zigzag")
