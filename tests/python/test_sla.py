@@ -337,3 +337,21 @@ def test_dsparse_tensor_one_process():
     assert info.converged and torch.allclose(dA.gather(x), A.solve(b))
     with pytest.raises(ValueError, match="unknown partition"):
         sla.DSparseTensor.from_global(A, partition="zigzag")
+
+
+@pytest.mark.parametrize("backend,method", [("auto", "auto"), ("native", "cg")])
+def test_float32_gradients_match_float64(backend, method):
+    A64 = sla.poisson2d(6)
+    grads = {}
+    for dtype in (torch.float32, torch.float64):
+        v = A64.values.to(dtype).clone().requires_grad_()
+        b = torch.linspace(0.5, 1.5, 36, dtype=dtype, requires_grad=True)
+        A = A64.to(dtype).with_values(v)
+        x = A.solve(b, backend=backend, method=method, rtol=1e-6 if dtype == torch.float32 else 1e-12)
+        assert x.dtype == dtype
+        loss = x.square().sum() + sla.logdet(A) + (A @ b).sum()
+        loss.backward()
+        grads[dtype] = (v.grad, b.grad)
+    for g32, g64 in zip(grads[torch.float32], grads[torch.float64]):
+        assert g32.dtype == torch.float32
+        assert torch.allclose(g32.double(), g64, rtol=1e-4, atol=1e-4 * g64.abs().max())
