@@ -32,3 +32,15 @@ def test_inverse_conductivity_example():
     r = run_example("inverse_conductivity.py", "--n", "8", "--steps", "150", "--time-limit", "60", "--target", "0.15",
                     "--threads", "1")
     assert r["misfit"] < 1e-4 and r["kappa_error"] < 0.15
+
+
+def test_lirpa_modules_and_verify_example():
+    out = subprocess.run([sys.executable, str(EXAMPLES / "lirpa_modules_and_verify.py"), "--timeout", "60"],
+                         capture_output=True, text=True, timeout=180, env=dict(os.environ, GLOG_minloglevel="2"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = [json.loads(l) for l in out.stdout.strip().splitlines()]
+    assert [l["example"] for l in lines] == ["module_bounds", "module_bounds", "verify"]
+    for l in lines[:2]:
+        assert all(l[m]["sound"] for m in ("ibp", "crown", "alpha-crown"))
+        assert l["alpha-crown"]["width_sum"] <= l["crown"]["width_sum"] + 1e-9
+    assert lines[2]["verdict"] == "sat" and lines[2]["counterexample_checked"]
