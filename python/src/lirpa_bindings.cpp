@@ -1,6 +1,8 @@
 /// @file lirpa_bindings.cpp
 /// tessera._C.lirpa: networks (ONNX files or bytes, .nnet), bounds over an input box and
 /// complete verification of VNN-LIB properties. The Python-facing API is tessera.lirpa.
+/// With shard fsdp or fsdp+state under mpirun every call is collective (every rank makes
+/// it with the same arguments and gets the same result).
 
 #include "torch_casts.h"  // first: it includes Python.h
 
@@ -11,7 +13,9 @@
 #include "bindings.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/graph.h"
+#include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/sharded_param_store.h"
 #include "tessera/lirpa/verify.h"
 #include "tessera/lirpa/verify_options.h"
 #include "tessera/lirpa/vnnlib.h"
@@ -21,20 +25,46 @@ namespace {
 
 using namespace tessera::lirpa;
 
-Graph load_model_file(const std::string& path) {
+/// "none", "fsdp" or "fsdp+state" (tp is not offered from Python yet).
+ShardMode python_shard_mode(const std::string& name) {
+  ShardMode mode = parse_shard_mode(name);
+  TESSERA_CHECK(mode != ShardMode::Tp, Unsupported, "shard 'tp' is not available from Python yet; use none, fsdp or fsdp+state");
+  return mode;
+}
+
+/// A parameter store for `shard`: sharded over the world's ranks for fsdp modes with more
+/// than one rank, else the default (local).
+std::shared_ptr<ParamStore> store_for(const std::string& shard) {
+  ShardMode mode = python_shard_mode(shard);
+  auto comm = dist::world();
+  if ((mode == ShardMode::Fsdp || mode == ShardMode::FsdpState) && comm->size() > 1)
+    return std::make_shared<ShardedParamStore>(comm);
+  return nullptr;
+}
+
+Graph load_model_file(const std::string& path, const std::string& shard) {
   const bool nnet = path.size() > 5 && path.substr(path.size() - 5) == ".nnet";
-  return nnet ? load_nnet(path) : load_onnx(path);
+  if (nnet) {
+    TESSERA_CHECK(python_shard_mode(shard) == ShardMode::None, Unsupported,
+                  "shard '", shard, "' needs an ONNX model, got '", path, "'");
+    return load_nnet(path);
+  }
+  return load_onnx(path, store_for(shard));
 }
 
 }  // namespace
 
 void bind_lirpa(py::module_& m) {
   py::class_<Graph>(m, "Graph", "C++ tessera::lirpa::Graph: a network of bound operators.")
-      .def_static("load", &load_model_file, py::arg("path"), "Loads an ONNX (or .nnet) file.")
+      .def_static("load", &load_model_file, py::arg("path"), py::arg("shard") = "none",
+                  "Loads an ONNX (or .nnet) file; shard fsdp / fsdp+state: weights split over the ranks.")
       .def_static(
           "load_onnx_bytes",
-          [](const py::bytes& bytes, const std::string& source) { return load_onnx_bytes(std::string(bytes), source); },
-          py::arg("data"), py::arg("source") = "<onnx>", "Loads an ONNX model from its serialised bytes.")
+          [](const py::bytes& bytes, const std::string& source, const std::string& shard) {
+            return load_onnx_bytes(std::string(bytes), source, store_for(shard));
+          },
+          py::arg("data"), py::arg("source") = "<onnx>", py::arg("shard") = "none",
+          "Loads an ONNX model from its serialised bytes.")
       .def_property_readonly("input_shape", &Graph::input_shape)
       .def_property_readonly("output_shape", &Graph::output_shape)
       .def_property_readonly("input_size", &Graph::input_size)
@@ -52,8 +82,10 @@ void bind_lirpa(py::module_& m) {
   m.def(
       "compute_bounds",
       [](const Graph& g, const at::Tensor& lower, const at::Tensor& upper, const std::optional<at::Tensor>& c,
-         const std::string& method, const py::object& dtype, int alpha_iterations, double alpha_lr) {
+         const std::string& method, const py::object& dtype, int alpha_iterations, double alpha_lr,
+         const std::string& shard) {
         BoundOptions o;
+        if (python_shard_mode(shard) == ShardMode::FsdpState) o.shard_rows = dist::world();
         o.method = parse_method(method);
         o.dtype = scalar_type_from(dtype, at::kDouble);
         if (alpha_iterations >= 0) o.alpha.iterations = alpha_iterations;
@@ -63,21 +95,26 @@ void bind_lirpa(py::module_& m) {
         return std::make_tuple(r.lower, r.upper, r.iterations);
       },
       py::arg("graph"), py::arg("lower"), py::arg("upper"), py::arg("c") = py::none(), py::arg("method") = "crown",
-      py::arg("dtype") = py::none(), py::arg("alpha_iterations") = -1, py::arg("alpha_lr") = -1.0);
+      py::arg("dtype") = py::none(), py::arg("alpha_iterations") = -1, py::arg("alpha_lr") = -1.0,
+      py::arg("shard") = "none");
 
   // verify(graph, vnnlib_path, timeout, config_yaml): config_yaml is YAML (or JSON) text.
   m.def(
       "verify",
       [](const Graph& g, const std::string& property_path, double timeout, const std::string& config_yaml,
-         const std::string& source) {
+         const std::string& source, const std::string& shard) {
         VerifyOptions o = config_yaml.empty() ? VerifyOptions{} : parse_verify_config(config_yaml, source);
+        const ShardMode mode = python_shard_mode(shard);
+        auto comm = dist::world();
+        const bool sharded = mode != ShardMode::None && comm->size() > 1;
+        o.shard_state = mode == ShardMode::FsdpState;
         if (timeout > 0) o.timeout = timeout;
         Property p = load_vnnlib(property_path);
         check_property_sizes(p, g.input_size(), g.output_size(), "'" + property_path + "'");
         VerifyResult r;
         {
           py::gil_scoped_release release;
-          r = verify(g, p, o);
+          r = verify(g, p, o, {}, sharded ? comm : nullptr);
         }
         py::dict out;
         out["verdict"] = verdict_name(r.verdict);
@@ -96,7 +133,7 @@ void bind_lirpa(py::module_& m) {
         return out;
       },
       py::arg("graph"), py::arg("property_path"), py::arg("timeout") = -1.0, py::arg("config_yaml") = "",
-      py::arg("source") = "<config>");
+      py::arg("source") = "<config>", py::arg("shard") = "none");
 }
 
 }  // namespace tessera::python

@@ -41,31 +41,38 @@ def supported_onnx_ops() -> str:
 class BoundedModel:
     """A network loaded into tessera's bound propagation (from ONNX or a torch module)."""
 
-    __slots__ = ("_graph", "source")
+    __slots__ = ("_graph", "source", "shard")
 
-    def __init__(self, graph, source: str = "<model>"):
+    def __init__(self, graph, source: str = "<model>", shard: str = "none"):
         self._graph = graph
         self.source = source
+        self.shard = shard
 
     @classmethod
-    def from_onnx(cls, path: Union[str, os.PathLike]) -> "BoundedModel":
+    def from_onnx(cls, path: Union[str, os.PathLike], shard: str = "none") -> "BoundedModel":
         """Loads an ONNX file (or an ACAS Xu ``.nnet`` file). An operator outside tessera's
         registry raises :class:`tessera.Unsupported` naming it; a malformed file
-        :class:`tessera.ParseError`."""
+        :class:`tessera.ParseError`.
+
+        ``shard`` (under ``mpirun``): ``"none"``; ``"fsdp"``, each rank keeps 1/P of the
+        weights; ``"fsdp+state"``, also the rows of every CROWN backward pass and the
+        branch-and-bound batches are split over the ranks. Every rank then makes the same
+        calls and gets the same results."""
         path = os.fspath(path)
-        return cls(_lirpa.Graph.load(path), path)
+        return cls(_lirpa.Graph.load(path, shard), path, shard)
 
     @classmethod
-    def from_onnx_bytes(cls, data: bytes, source: str = "<onnx>") -> "BoundedModel":
-        """Loads a serialised ONNX model held in memory."""
-        return cls(_lirpa.Graph.load_onnx_bytes(bytes(data), source), source)
+    def from_onnx_bytes(cls, data: bytes, source: str = "<onnx>", shard: str = "none") -> "BoundedModel":
+        """Loads a serialised ONNX model held in memory (``shard`` as :meth:`from_onnx`)."""
+        return cls(_lirpa.Graph.load_onnx_bytes(bytes(data), source, shard), source, shard)
 
     @classmethod
     def from_module(cls, module: torch.nn.Module, example_input: torch.Tensor, opset_version: int = 13,
-                    **export_kwargs) -> "BoundedModel":
+                    shard: str = "none", **export_kwargs) -> "BoundedModel":
         """Exports ``module`` with ``torch.onnx.export`` into memory (no file is written)
         at ``example_input``'s shape (batch dimension included, e.g. ``[1, 4]``) and loads
-        the result. The module is exported in eval mode and left in its former mode."""
+        the result. The module is exported in eval mode and left in its former mode.
+        With ``shard`` (see :meth:`from_onnx`) every rank must pass the same module."""
         buf = io.BytesIO()
         was_training = module.training
         module.eval()
@@ -75,7 +82,7 @@ class BoundedModel:
                                   input_names=["input"], output_names=["output"], **export_kwargs)
         finally:
             module.train(was_training)
-        return cls.from_onnx_bytes(buf.getvalue(), f"<{type(module).__name__}>")
+        return cls.from_onnx_bytes(buf.getvalue(), f"<{type(module).__name__}>", shard)
 
     @property
     def input_shape(self) -> Tuple[int, ...]:
@@ -120,11 +127,12 @@ class BoundedModel:
             raise ValueError(f"compute_bounds: method must be one of {', '.join(_METHODS)}, got {method!r}")
         lo, up, _ = _lirpa.compute_bounds(self._graph, lower, upper, C, method, dtype,
                                           -1 if alpha_iterations is None else int(alpha_iterations),
-                                          -1.0 if alpha_lr is None else float(alpha_lr))
+                                          -1.0 if alpha_lr is None else float(alpha_lr), self.shard)
         return lo, up
 
     def __repr__(self) -> str:
-        return f"BoundedModel({self.source!r}, input_shape={self.input_shape}, output_shape={self.output_shape})"
+        return (f"BoundedModel({self.source!r}, input_shape={self.input_shape}, output_shape={self.output_shape}, "
+                f"shard={self.shard!r})")
 
 
 @dataclass
@@ -151,7 +159,8 @@ def _config_text(config) -> Tuple[str, str]:
 
 
 def verify(model: Union[str, os.PathLike, BoundedModel], vnnlib: Union[str, os.PathLike],
-           timeout: Optional[float] = None, config: Union[None, str, os.PathLike, dict] = None) -> VerifyResult:
+           timeout: Optional[float] = None, config: Union[None, str, os.PathLike, dict] = None,
+           shard: Optional[str] = None) -> VerifyResult:
     """Decides a VNN-LIB property on a network: ``sat`` (with a counterexample confirmed by
     a forward pass), ``unsat`` (proved), ``timeout`` or ``unknown``.
 
@@ -161,11 +170,16 @@ def verify(model: Union[str, os.PathLike, BoundedModel], vnnlib: Union[str, os.P
         timeout: seconds for the whole run (default: the config's, else 300).
         config: a YAML configuration file (as ``tessera verify --config``) or a dict of the
             same keys; unknown keys raise :class:`tessera.InvalidInput`.
+        shard: under ``mpirun``, ``"fsdp"`` or ``"fsdp+state"`` (see
+            :meth:`BoundedModel.from_onnx`); default: the model's, else ``"none"``. Every
+            rank calls verify with the same arguments and gets the same result.
     """
     if not isinstance(model, BoundedModel):
-        model = BoundedModel.from_onnx(model)
+        model = BoundedModel.from_onnx(model, shard or "none")
+    shard = shard or model.shard
     text, source = _config_text(config)
-    r = _lirpa.verify(model._graph, os.fspath(vnnlib), -1.0 if timeout is None else float(timeout), text, source)
+    r = _lirpa.verify(model._graph, os.fspath(vnnlib), -1.0 if timeout is None else float(timeout), text, source,
+                      shard)
     cex = (r["x"], r["y"]) if r["x"] is not None else None
     return VerifyResult(r["verdict"], cex, r["decided_by"], r["reason"], r["domains_visited"], r["seconds"],
                         r["results_text"])
