@@ -44,3 +44,11 @@ def test_lirpa_modules_and_verify_example():
         assert all(l[m]["sound"] for m in ("ibp", "crown", "alpha-crown"))
         assert l["alpha-crown"]["width_sum"] <= l["crown"]["width_sum"] + 1e-9
     assert lines[2]["verdict"] == "sat" and lines[2]["counterexample_checked"]
+
+
+def test_mesh_mlp_training_example():
+    # 12 x 12 mesh, 400 Adam steps on the network's 1185 weights: the misfit falls below
+    # 5% of the first (0.29 -> about 0.005 when written)
+    r = run_example("mesh_mlp_training.py", "--n", "12", "--steps", "400", "--target-ratio", "0.05",
+                    "--threads", "1")
+    assert r["best_misfit"] < 0.05 * r["first_misfit"]
