@@ -257,10 +257,9 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   root.d.xl = p.xl;
   root.d.xu = p.xu;
   for (const GraphRelu& r : relus) root.d.split.push_back(at::zeros({1, r.size}, at::kChar));
-  AlphaOptions alpha = o.alpha;
-  alpha.stop = [&ctx] { return ctx.expired(); };
-  if (!bound_and_choose(ctx, relus, p, root, o.alpha_enabled ? &alpha : nullptr))
-    return out.status = BabStatus::Timeout, out;
+  // the root by CROWN: verify's incomplete stage has run alpha-CROWN on these rows already
+  // (its slopes are not handed over yet), and the children are bounded by CROWN and beta
+  if (!bound_and_choose(ctx, relus, p, root, nullptr)) return out.status = BabStatus::Timeout, out;
   out.visited = 1;
   out.lower = root.score.min().item<double>();
   at::Tensor open = at::nonzero(root.score <= o.margin).reshape({-1});
