@@ -8,7 +8,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ?= 1
 # ccache with the precompiled headers (cmake/TesseraCcache.cmake sets it for the compiler too)
 export CCACHE_SLOPPINESS ?= pch_defines,time_macros
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench clean fuzz
 
 all: build
 
@@ -33,6 +33,16 @@ demo: build
 
 bench: build
 	scripts/bench $(BUILD)
+
+# libFuzzer targets (fuzz/) built with clang, ASan and UBSan in build-fuzz, each run for
+# FUZZ_SECONDS (default 60); they link the normal build's libraries for what they do not fuzz.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz: configure
+	cmake --build $(BUILD) -j$(JOBS) --target tessera_lirpa tessera_sla
+	cmake -S fuzz -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DTESSERA_BUILD_DIR=$(CURDIR)/$(BUILD)
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
 
 clean:
 	rm -rf $(BUILD)

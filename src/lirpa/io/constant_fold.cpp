@@ -5,6 +5,7 @@
 
 #include "lirpa/io/onnx_tensor.h"
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
 
 namespace tessera::lirpa::detail {
 namespace {
@@ -117,7 +118,17 @@ at::Tensor fold_constant(const OnnxNode& n) {
   if (op == "ConstantOfShape") {
     auto it = n.attrs.find("value");
     at::Tensor v = it != n.attrs.end() && it->second.t.defined() ? it->second.t.reshape({-1}) : at::zeros({1}, at::kFloat);
-    return at::full(as_ints(in(0)), v[0].item(), v.options());
+    TESSERA_CHECK(v.numel() >= 1, ParseError, "ConstantOfShape node '", n.name, "': empty value");
+    const std::vector<int64_t> shape = as_ints(in(0));
+    // The size a file asks for is checked against memory before allocating it.
+    double bytes = static_cast<double>(v.element_size());
+    for (int64_t d : shape) {
+      TESSERA_CHECK(d >= 0, ParseError, "ConstantOfShape node '", n.name, "': negative dimension ", d);
+      bytes *= static_cast<double>(d);
+    }
+    TESSERA_CHECK(bytes <= static_cast<double>(core::MemoryLedger::allocation_budget()), ParseError,
+                  "ConstantOfShape node '", n.name, "' asks for ", bytes, " bytes, more than this process may allocate");
+    return at::full(shape, v[0].item(), v.options());
   }
   TESSERA_THROW(Unsupported, "node '", n.name, "': cannot fold the constant operator ", op);
 }

@@ -114,7 +114,26 @@ Graph graph_from_model(const onnx::ModelProto& model, const std::string& source,
     s.variables[in.name()] = g.add_input(in.name(), detail::input_dims(in));
   }
   TESSERA_CHECK(!g.nodes().empty(), ParseError, source, ": the model has no input");
-  for (int i = 0; i < gp.node_size(); ++i) detail::add_onnx_node(gp.node(i), i, g, s, source);
+  for (int i = 0; i < gp.node_size(); ++i) {
+    // A malformed node (missing inputs, shapes that do not fit its operator) can fail inside
+    // LibTorch or the standard library; that becomes a ParseError naming the node.
+    const onnx::NodeProto& p = gp.node(i);
+    const auto node_error = [&](const char* what) {
+      const std::string name = p.name().empty() ? p.op_type() + "_" + std::to_string(i) : p.name();
+      std::string first_line(what);
+      first_line = first_line.substr(0, first_line.find('\n'));
+      TESSERA_THROW(ParseError, source, ": node '", name, "' (", p.op_type(), ") cannot be loaded: ", first_line);
+    };
+    try {
+      detail::add_onnx_node(p, i, g, s, source);
+    } catch (const Error&) {
+      throw;
+    } catch (const c10::Error& e) {
+      node_error(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      node_error(e.what());
+    }
+  }
   TESSERA_CHECK(gp.output_size() >= 1, ParseError, source, ": the model has no output");
   auto out = s.variables.find(gp.output(0).name());
   TESSERA_CHECK(out != s.variables.end(), Unsupported, source, ": output '", gp.output(0).name(),

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cstring>
+#include <limits>
 
 #include "tessera/core/error.h"
 
@@ -21,8 +22,14 @@ at::Tensor from_field(const Field& f, at::ScalarType type, const std::vector<int
 
 at::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& where) {
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  // The element count is checked (no negative sizes, no overflow) before anything is sized by it.
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) {
+    TESSERA_CHECK(d >= 0, ParseError, where, ": tensor '", t.name(), "' has a negative dimension ", d);
+    TESSERA_CHECK(d == 0 || n <= std::numeric_limits<int32_t>::max() / d, ParseError, where, ": tensor '",
+                  t.name(), "' has more than 2^31 values");
+    n *= d;
+  }
   at::ScalarType type;
   switch (t.data_type()) {
     case onnx::TensorProto::FLOAT: type = at::kFloat; break;
@@ -36,9 +43,10 @@ at::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& wher
                 "' uses external data");
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
+    const auto element_size = static_cast<int64_t>(c10::elementSize(type));
+    TESSERA_CHECK(static_cast<int64_t>(raw.size()) == n * element_size, ParseError, where, ": tensor '", t.name(),
+                  "' has ", raw.size(), " bytes for ", n, " values");  // checked before allocating
     at::Tensor out = at::empty({n}, at::TensorOptions().dtype(type));
-    TESSERA_CHECK(static_cast<int64_t>(raw.size()) == n * static_cast<int64_t>(out.element_size()), ParseError,
-                  where, ": tensor '", t.name(), "' has ", raw.size(), " bytes for ", n, " values");
     std::memcpy(out.data_ptr(), raw.data(), raw.size());
     return out.reshape(dims);
   }

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "lirpa/io/vnnlib_tokenizer.h"
@@ -16,6 +17,10 @@ namespace detail {
 namespace {
 
 constexpr size_t kMaxConjunctions = 100000;
+/// Formulas and terms nested deeper than this are refused (the parser recurses on them).
+constexpr int kMaxDepth = 1000;
+/// Variable indices at or above this are refused before anything is sized by them.
+constexpr int kMaxVariableIndex = 100000000;
 
 /// sum coef_v v + constant, v = ('X' | 'Y', index)
 struct LinearExpr {
@@ -50,7 +55,7 @@ class Parser {
       if (cmd.text == "declare-const") {
         declare();
       } else if (cmd.text == "assert") {
-        all = conjoin(all, formula());
+        conjoin_into(all, formula());
         expect(Token::Close, "')'");
       } else {
         fail(cmd, "unknown command '" + cmd.text + "' (expected declare-const or assert)");
@@ -59,6 +64,19 @@ class Parser {
     return all;
   }
   int n_inputs = 0, n_outputs = 0;
+
+  /// Throws ParseError unless X_0..X_{n_inputs-1} and Y_0..Y_{n_outputs-1} are all declared
+  /// (so the sizes, and what is allocated from them, are bounded by the file's length).
+  void check_declared_contiguously() const {
+    std::set<std::pair<char, int>> seen;
+    for (const auto& [name, v] : declared_) seen.insert(v);
+    for (char kind : {'X', 'Y'}) {
+      const int n = kind == 'X' ? n_inputs : n_outputs;
+      for (int i = 0; i < n; ++i)
+        TESSERA_CHECK(seen.count({kind, i}), ParseError, source_, ": ", kind, "_", n - 1, " is declared but ", kind,
+                      "_", i, " is not");
+    }
+  }
   [[noreturn]] void fail(const Token& at, const std::string& what) const {
     TESSERA_THROW(ParseError, source_, ":", at.line, ":", at.column, ": ", what);
   }
@@ -88,7 +106,21 @@ class Parser {
     if (s.size() < 3 || (s[0] != 'X' && s[0] != 'Y') || s[1] != '_' ||
         s.find_first_not_of("0123456789", 2) != std::string::npos)
       fail(t, "variable names must be X_<i> or Y_<j>, found '" + s + "'");
-    return {s[0], std::stoi(s.substr(2))};
+    // At most 9 digits, so std::stol cannot overflow.
+    const std::string digits = s.substr(2);
+    if (digits.size() > 9 || std::stol(digits) >= kMaxVariableIndex)
+      fail(t, "variable index of '" + s + "' is too large (at most " + std::to_string(kMaxVariableIndex - 1) + ")");
+    return {s[0], static_cast<int>(std::stol(digits))};
+  }
+
+  // a = a & b. A single conjunction b (one assert of an input bound, the common case) is
+  // appended in place: copying `a` for each of a file's thousands of asserts was quadratic.
+  static void conjoin_into(Dnf& a, Dnf b) {
+    if (b.size() == 1) {
+      for (auto& x : a) x.insert(x.end(), b[0].begin(), b[0].end());
+      return;
+    }
+    a = conjoin(a, b);
   }
 
   static Dnf conjoin(const Dnf& a, const Dnf& b) {  // (a1 | a2) & (b1 | b2) = a1b1 | a1b2 | ...
@@ -103,7 +135,17 @@ class Parser {
     return out;
   }
 
+  /// Counts the nesting of formula() and term() while one is on the stack.
+  struct DepthGuard {
+    Parser& p;
+    DepthGuard(Parser& parser, const Token& at) : p(parser) {
+      if (++p.depth_ > kMaxDepth) p.fail(at, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+
   Dnf formula() {
+    DepthGuard guard(*this, peek());
     const Token& open = expect(Token::Open, "'(' starting a formula");
     const Token& op = expect(Token::Symbol, "and, or, <= or >=");
     Dnf out;
@@ -111,7 +153,7 @@ class Parser {
       out = op.text == "and" ? Dnf{{}} : Dnf{};
       while (peek().kind != Token::Close) {
         Dnf f = formula();
-        if (op.text == "and") out = conjoin(out, f);
+        if (op.text == "and") conjoin_into(out, std::move(f));
         else out.insert(out.end(), f.begin(), f.end());
       }
     } else if (op.text == "<=" || op.text == ">=" || op.text == "<" || op.text == ">") {
@@ -126,6 +168,7 @@ class Parser {
   }
 
   LinearExpr term() {
+    DepthGuard guard(*this, peek());
     const Token& t = t_[pos_];
     if (t.kind == Token::Number) {
       ++pos_;
@@ -164,6 +207,7 @@ class Parser {
   size_t pos_ = 0;
   std::string source_;
   std::map<std::string, std::pair<char, int>> declared_;
+  int depth_ = 0;
 };
 
 // Splits one conjunction into a box (from single-X atoms) and output rows (Y atoms).
@@ -186,7 +230,8 @@ void split_conjunction(const Parser& p, const std::vector<Atom>& atoms, const st
       else lo[v.second] = std::max(lo[v.second], bound);
     } else if (has_y) {
       std::vector<double> row(p.n_outputs, 0.0);
-      for (auto& [v, c] : a.expr.coef) row[v.second] += c;
+      for (auto& [v, c] : a.expr.coef)
+        if (v.first == 'Y') row[v.second] += c;  // X terms here have coefficient 0
       rows.push_back(row);
       rhs.push_back(-a.expr.constant);  // c y <= -k
     } else if (a.expr.constant > 0) {
@@ -217,6 +262,7 @@ at::Tensor PropertyCase::spec_rhs() const {
 Property parse_vnnlib(const std::string& text, const std::string& source) {
   detail::Parser parser(detail::tokenize_vnnlib(text, source), source);
   detail::Dnf dnf = parser.parse_file();
+  parser.check_declared_contiguously();
   TESSERA_CHECK(parser.n_inputs > 0 && parser.n_outputs > 0, ParseError, source,
                 ": the property declares no X_ or no Y_ variables");
   Property prop;

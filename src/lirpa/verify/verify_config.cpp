@@ -39,6 +39,7 @@ struct Reader {
     if (!n || n.IsNull()) return;
     TESSERA_CHECK(n.IsMap(), InvalidInput, where(n), ": '", section, "' must be a mapping");
     for (const auto& kv : n) {
+      TESSERA_CHECK(kv.first.IsScalar(), InvalidInput, where(kv.first), ": a key in ", section, " must be a name");
       std::string key = kv.first.as<std::string>();
       auto it = setters.find(key);
       if (it == setters.end()) {
@@ -50,6 +51,10 @@ struct Reader {
     }
   }
 };
+
+std::string r_where(const YAML::Node& n, const std::string& source) {
+  return source + ":" + std::to_string(n.Mark().line + 1);
+}
 
 SplitKind parse_split(const std::string& s, const std::string& where) {
   if (s == "auto") return SplitKind::Auto;
@@ -90,6 +95,8 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
     TESSERA_THROW(ParseError, source, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg);
   }
   if (!root || root.IsNull()) return o;
+  // operator[] on a scalar or a sequence throws YAML::BadSubscript: check the shape first.
+  TESSERA_CHECK(root.IsMap(), InvalidInput, r_where(root, source), ": the configuration must be a mapping of keys");
   Reader r{source};
   std::string split, branching;
   r.read_map(root["attack"], "attack",

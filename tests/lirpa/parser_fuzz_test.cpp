@@ -1,0 +1,165 @@
+// Inputs found by fuzzing the parsers (fuzz/, `make fuzz`), and the fuzz corpora run
+// through the normal build: every input either parses or throws a typed tessera::Error.
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tessera/core/error.h"
+#include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/onnx_builder.h"
+#include "tessera/lirpa/verify_options.h"
+#include "tessera/lirpa/vnnlib.h"
+
+namespace tessera::lirpa {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `parse` on every file of fuzz/corpus/<target> and fuzz/regressions/<target>;
+// returns how many were run. A non-tessera exception fails the test naming the file.
+template <class Parse>
+int run_corpus(const std::string& target, Parse parse) {
+  int n = 0;
+  for (const char* dir : {"corpus", "regressions"}) {
+    const fs::path d = fs::path(TESSERA_SOURCE_DIR) / "fuzz" / dir / target;
+    if (!fs::is_directory(d)) continue;
+    for (const auto& e : fs::directory_iterator(d)) {
+      if (!e.is_regular_file()) continue;
+      ++n;
+      try {
+        parse(read_file(e.path()), e.path().string());
+      } catch (const Error&) {
+      } catch (const std::exception& ex) {
+        ADD_FAILURE() << e.path() << ": untyped exception: " << ex.what();
+      }
+    }
+  }
+  return n;
+}
+
+const char* kTwoInputs = R"(
+(declare-const X_0 Real) (declare-const X_1 Real) (declare-const Y_0 Real)
+(assert (>= X_0 0)) (assert (<= X_0 1)) (assert (>= X_1 0)) (assert (<= X_1 1))
+)";
+
+TEST(ParserFuzz, VnnlibCorpusGivesTypedErrorsOnly) {
+  EXPECT_GE(run_corpus("vnnlib", [](const std::string& s, const std::string& src) { parse_vnnlib(s, src); }), 1);
+}
+
+TEST(ParserFuzz, VerifyConfigCorpusGivesTypedErrorsOnly) {
+  EXPECT_GE(run_corpus("verify_config", [](const std::string& s, const std::string& src) { parse_verify_config(s, src); }), 1);
+}
+
+TEST(ParserFuzz, OnnxCorpusGivesTypedErrorsOnly) {
+  run_corpus("onnx", [](const std::string& s, const std::string& src) { load_onnx_bytes(s, src); });
+}
+
+// An input variable with coefficient 0 in an output constraint was written to row[index]
+// of a row of n_outputs entries (a heap overflow when the index is >= n_outputs).
+TEST(ParserFuzz, VnnlibZeroInputTermInOutputConstraint) {
+  Property p = parse_vnnlib(std::string(kTwoInputs) + "(assert (<= (+ Y_0 (* 0 X_1)) 3))");
+  ASSERT_EQ(p.cases.size(), 1u);
+  at::Tensor c = p.cases[0].spec_matrix();
+  ASSERT_EQ(c.sizes(), at::IntArrayRef({1, 1}));
+  EXPECT_EQ(c.item<double>(), 1.0);
+  EXPECT_EQ(p.cases[0].spec_rhs().item<double>(), 3.0);
+}
+
+// std::stoi threw std::out_of_range on a long index.
+TEST(ParserFuzz, VnnlibHugeVariableIndexIsParseError) {
+  EXPECT_THROW(parse_vnnlib("(declare-const X_99999999999999999999 Real)"), ParseError);
+  EXPECT_THROW(parse_vnnlib("(declare-const Y_100000000 Real)"), ParseError);
+}
+
+// X_99999999 alone sized vectors of 10^8 doubles per conjunction; now every index below the
+// largest must be declared.
+TEST(ParserFuzz, VnnlibGapInDeclaredVariablesIsParseError) {
+  try {
+    parse_vnnlib("(declare-const X_0 Real) (declare-const X_50000000 Real) (declare-const Y_0 Real)");
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("X_50000000 is declared but X_1 is not"), std::string::npos) << e.what();
+  }
+}
+
+// Deep nesting overflowed the stack of the recursive-descent parser.
+TEST(ParserFuzz, VnnlibDeepNestingIsParseError) {
+  std::string deep = std::string(kTwoInputs) + "(assert " + std::string(200000, '(');
+  EXPECT_THROW(parse_vnnlib(deep), ParseError);
+  std::string deep_term = std::string(kTwoInputs) + "(assert (<= Y_0 " + std::string(200000, '(');
+  EXPECT_THROW(parse_vnnlib(deep_term), ParseError);
+  // Nesting within the limit still parses.
+  std::string ok = std::string(kTwoInputs) + "(assert ";
+  for (int i = 0; i < 100; ++i) ok += "(and ";
+  ok += "(<= Y_0 1)" + std::string(100, ')') + ")";
+  EXPECT_EQ(parse_vnnlib(ok).cases.size(), 1u);
+}
+
+// Many asserts on one conjunction (every VNN-COMP file) used to copy the conjunction per
+// assert; the result must be unchanged by appending in place.
+TEST(ParserFuzz, VnnlibManyAssertsKeepEveryBound) {
+  std::string text;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) text += "(declare-const X_" + std::to_string(i) + " Real)\n";
+  text += "(declare-const Y_0 Real)\n";
+  for (int i = 0; i < n; ++i)
+    text += "(assert (>= X_" + std::to_string(i) + " " + std::to_string(-i) + "))\n(assert (<= X_" +
+            std::to_string(i) + " " + std::to_string(i) + "))\n";
+  text += "(assert (or (and (<= Y_0 0)) (and (>= Y_0 5))))\n";
+  Property p = parse_vnnlib(text);
+  ASSERT_EQ(p.cases.size(), 1u);
+  ASSERT_EQ(p.cases[0].disjuncts.size(), 2u);
+  at::Tensor expect = at::arange(n, at::kDouble);
+  EXPECT_TRUE(at::equal(p.cases[0].upper, expect));
+  EXPECT_TRUE(at::equal(p.cases[0].lower, -expect));
+}
+
+// yaml-cpp's BadSubscript / TypedBadConversion escaped parse_verify_config.
+TEST(ParserFuzz, VerifyConfigNotAMappingIsInvalidInput) {
+  EXPECT_THROW(parse_verify_config(read_file(fs::path(TESSERA_SOURCE_DIR) / "fuzz/regressions/verify_config/scalar_root.yaml")),
+               InvalidInput);
+  EXPECT_THROW(parse_verify_config("just a scalar"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("- a\n- b\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("{[1, 2]: 3}"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {[1, 2]: 3}"), InvalidInput);
+  EXPECT_EQ(parse_verify_config("timeout: 7").timeout, 7);
+}
+
+// A node folded from constants read inputs it does not have (std::out_of_range from
+// vector::at), and shapes that do not fit the operator failed inside LibTorch (c10::Error).
+TEST(ParserFuzz, OnnxMalformedConstantNodeIsParseError) {
+  {
+    OnnxBuilder b("x", {1, 2});
+    std::string bad = b.node("Add", {});
+    b.set_output(b.node("Relu", {b.input()}));
+    EXPECT_THROW(load_onnx_bytes(b.bytes()), ParseError);
+  }
+  {
+    OnnxBuilder b("x", {1, 6});
+    std::string shape = b.constant("shape", at::tensor({4}, at::kLong));
+    std::string w = b.constant("w", at::arange(6, at::kDouble));
+    std::string bad = b.node("Reshape", {w, shape});
+    b.set_output(b.node("Add", {b.input(), bad}));
+    try {
+      load_onnx_bytes(b.bytes());
+      FAIL() << "no error";
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find("(Reshape) cannot be loaded"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::lirpa
