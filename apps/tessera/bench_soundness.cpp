@@ -1,6 +1,7 @@
 // `tessera bench soundness`: the soundness campaign (random networks and boxes, every
-// method's bounds against sampled points, vertices and PGD). One JSON line per method and a
-// summary line; exit code 1 when any bound is violated (reproducers in --reproducers).
+// method's bounds against sampled points, vertices and PGD; each network's verdict on a
+// random property cross-checked). One JSON line per method and a summary line; exit code 1
+// when any bound is violated or any verdict is wrong (reproducers in --reproducers).
 
 #include <ATen/Parallel.h>
 
@@ -31,6 +32,7 @@ int run_bench_soundness(BenchSoundnessOptions& o) {
   }
   lirpa::SoundnessCampaignReport r = lirpa::run_soundness_campaign(o.campaign, progress);
   int64_t violations = 0;
+  for (const auto& v : r.violations) violations += v.check != "bound";  // wrong verdicts
   for (const auto& t : r.tallies) {
     violations += t.violations;
     std::cout << nlohmann::json{{"bench", "soundness"},
@@ -44,9 +46,10 @@ int run_bench_soundness(BenchSoundnessOptions& o) {
   }
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& v : r.violations) {
-    failures.push_back({{"network", v.network}, {"kind", v.kind}, {"method", lirpa::method_name(v.method)},
+    failures.push_back({{"network", v.network}, {"kind", v.kind}, {"check", v.check},
+                        {"method", lirpa::method_name(v.method)},
                         {"output", v.output}, {"side", v.lower_side ? "lower" : "upper"}, {"bound", v.bound},
-                        {"value", v.value}, {"reproducer", v.reproducer}});
+                        {"value", v.value}, {"reproducer", v.reproducer}, {"message", v.message}});
   }
   std::cout << nlohmann::json{{"bench", "soundness"},
                               {"summary", true},
@@ -56,6 +59,8 @@ int run_bench_soundness(BenchSoundnessOptions& o) {
                               {"networks_by_kind", r.networks_by_kind},
                               {"violations", violations},
                               {"alpha_looser_than_crown", r.alpha_looser_than_crown},
+                              {"verify_timeout", o.campaign.verify_timeout},
+                              {"verdicts", r.verdicts},
                               {"failures", failures},
                               {"threads", at::get_num_threads()},
                               {"seconds", r.seconds}}
@@ -79,6 +84,9 @@ void add_bench_soundness(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--methods", o->methods, "methods to check")
       ->delimiter(',')
       ->check(CLI::IsMember({"ibp", "crown", "alpha-crown"}));
+  cmd->add_option("--verify-timeout", o->campaign.verify_timeout,
+                  "seconds to verify each network's random property (0: bounds only)")
+      ->check(kNonNegative);
   cmd->add_option("--reproducers", o->campaign.reproducer_dir, "folder for violations (model + JSON)");
   cmd->add_flag("--progress", o->progress, "a line on standard error every 100 networks");
   cmd->callback([o, &body] { body = [o] { return run_bench_soundness(*o); }; });

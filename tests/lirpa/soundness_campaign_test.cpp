@@ -18,8 +18,12 @@ TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
   o.networks = 6;  // one of each kind
   o.points = 300;
   o.seed = 11;
+  o.verify_timeout = 1;
   SoundnessCampaignReport r = run_soundness_campaign(o);
   EXPECT_TRUE(r.violations.empty());
+  int64_t verdicts = 0;
+  for (const auto& [name, count] : r.verdicts) verdicts += count;
+  EXPECT_EQ(verdicts, 6);  // every network verified once
   EXPECT_EQ(r.networks_by_kind.size(), 6u);
   ASSERT_EQ(r.tallies.size(), 3u);
   for (const auto& t : r.tallies) {
@@ -40,6 +44,7 @@ TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
   o.points = 100;
   o.methods = {Method::Crown};
   o.tolerance = -1e6;
+  o.verify_timeout = 0;
   o.reproducer_dir = dir;
   SoundnessCampaignReport r = run_soundness_campaign(o);
   ASSERT_FALSE(r.violations.empty());

@@ -226,4 +226,21 @@ TEST(LirpaVerify, NonChainNetworkGoesThroughGraphBranchAndBound) {
   EXPECT_GT(r.domains_visited, 1);
 }
 
+
+// Found by the soundness campaign: a sigmoid network left open by the incomplete stage
+// reached graph branch and bound, which threw on an empty list of ReLUs. It must answer.
+TEST(LirpaVerify, NetworkWithoutReluIsUnknownWithAReason) {
+  at::manual_seed(3);
+  Graph g = load_onnx_bytes(testing::random_mlp(3, {12, 12}, 2, "Sigmoid"));
+  at::Tensor x = at::rand({4000, 3}, at::kDouble) * 2 - 1;
+  const double m = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  VerifyOptions o = quick(30, SplitKind::Auto);
+  o.attack.enabled = false;
+  o.alpha_enabled = false;
+  VerifyResult r;
+  ASSERT_NO_THROW(r = verify(g, box_property("(assert (<= Y_0 " + num(m - 1e-6) + "))", 3, 2), o));
+  ASSERT_EQ(r.verdict, Verdict::Unknown) << r.reason;
+  EXPECT_NE(r.reason.find("no ReLU to split"), std::string::npos) << r.reason;
+}
+
 }  // namespace tessera::lirpa

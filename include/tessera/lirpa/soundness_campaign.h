@@ -1,11 +1,15 @@
 #pragma once
 /// @file soundness_campaign.h
-/// A search for unsound bounds: many random networks (ReLU, sigmoid and tanh MLPs, CNNs
-/// with pooling and BatchNorm, convolution chains, residual nets) on random input boxes of
-/// widths from 1e-3 to 1; every method's bounds are checked against uniformly sampled
-/// points, the box's vertices and PGD runs towards each output's minimum and maximum. A
-/// violation is written out as a reproducer (the ONNX model and a JSON file with the box,
-/// the method, the bound and the point). `tessera bench soundness` runs it.
+/// A search for unsound bounds and wrong verdicts: many random networks (ReLU, sigmoid and
+/// tanh MLPs, CNNs with pooling and BatchNorm, convolution chains, residual nets) on random
+/// input boxes of widths from 1e-3 to 1; every method's bounds are checked against
+/// uniformly sampled points, the box's vertices and PGD runs towards each output's minimum
+/// and maximum. Each network is also verified (`verify`) against a random property "y_j <=
+/// t" with t near the sampled minimum; an `unsat` is cross-checked by a stronger float64
+/// PGD attack than verification's own (more restarts and steps), a `sat` by re-evaluating its
+/// counterexample. A violation is written out as a reproducer (the ONNX model and a JSON
+/// file with the box, the check, the bound and the point; a VNN-LIB file for a verdict).
+/// `tessera bench soundness` runs it.
 ///
 /// @code
 ///   SoundnessCampaignOptions o;  o.networks = 1000;  o.points = 1000;
@@ -31,6 +35,9 @@ struct SoundnessCampaignOptions {
   std::vector<Method> methods = {Method::Ibp, Method::Crown, Method::AlphaCrown};
   double tolerance = 1e-9;  ///< a bound may miss a point by this times (1 + max |y|) (rounding)
   std::string reproducer_dir;  ///< where violations are written ("": not written)
+  double verify_timeout = 2;   ///< seconds for each network's `verify` (0: no verification)
+  int cross_check_restarts = 256;  ///< PGD restarts of the attack that checks an `unsat`
+  int cross_check_steps = 200;
 };
 
 /// One method's totals.
@@ -48,12 +55,17 @@ struct SoundnessTally {
 struct SoundnessViolation {
   int64_t network = 0;
   std::string kind;
+  /// "bound" (a point outside a method's bound), "unsat" (the cross-check attack found a
+  /// point of a property proven unsat), "sat" (a counterexample that is none) or "error"
+  /// (verification threw on a valid input; `message` says what).
+  std::string check = "bound";
   Method method = Method::Crown;
   int64_t output = 0;
   bool lower_side = true;
   double bound = 0;
   double value = 0;        ///< the point's output that crosses the bound
   std::string reproducer;  ///< path of the JSON file ("" when not written)
+  std::string message;     ///< the exception's message, for check "error"
 };
 
 struct SoundnessCampaignReport {
@@ -61,6 +73,7 @@ struct SoundnessCampaignReport {
   std::vector<SoundnessViolation> violations;
   std::map<std::string, int64_t> networks_by_kind;
   int64_t alpha_looser_than_crown = 0;  ///< bounds where alpha-CROWN ended looser than CROWN
+  std::map<std::string, int64_t> verdicts;  ///< "sat", "unsat", "timeout", "unknown" counts
   double seconds = 0;
 };
 

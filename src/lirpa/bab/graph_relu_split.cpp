@@ -253,6 +253,10 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
   Layout lay{relus.size()};
   BabOutcome out;
+  if (relus.empty()) {  // sigmoid or tanh only: nothing to split, the incomplete stage's bounds stand
+    out.reason = "the network has no ReLU to split (branch and bound splits ReLUs only)";
+    return out.status = BabStatus::Exhausted, out;
+  }
   Scored root;
   root.d.xl = p.xl;
   root.d.xu = p.xu;

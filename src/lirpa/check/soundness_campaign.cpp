@@ -14,6 +14,7 @@
 #include "tessera/core/error.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/random_networks.h"
+#include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa {
 namespace {
@@ -56,18 +57,23 @@ std::string json_vector(const at::Tensor& t) {
   return out.str();
 }
 
-// Writes the model and a JSON file describing the violation; returns the JSON file's path.
+// Writes the model (and the property, for a verdict) and a JSON file describing the
+// violation; returns the JSON file's path.
 std::string write_reproducer(const std::string& dir, const RandomNetwork& net, uint64_t seed,
                              const SoundnessViolation& v, const at::Tensor& lo, const at::Tensor& hi,
-                             const at::Tensor& point) {
+                             const at::Tensor& point, const std::string& vnnlib = "") {
   std::filesystem::create_directories(dir);
-  const std::string stem = dir + "/net" + std::to_string(v.network) + "_" + method_name(v.method) + "_y" +
-                           std::to_string(v.output) + (v.lower_side ? "_lower" : "_upper");
+  const std::string what = v.check == "bound" ? method_name(v.method) : "verdict_" + v.check;
+  const std::string stem = dir + "/net" + std::to_string(v.network) + "_" + what + "_y" + std::to_string(v.output) +
+                           (v.lower_side ? "_lower" : "_upper");
   std::ofstream(stem + ".onnx", std::ios::binary) << net.onnx;
+  if (!vnnlib.empty()) std::ofstream(stem + ".vnnlib") << vnnlib;
   std::ofstream out(stem + ".json");
   out.precision(17);
   out << "{\"network\":" << v.network << ",\"kind\":\"" << v.kind << "\",\"seed\":" << seed
-      << ",\"model\":\"" << stem << ".onnx\",\"method\":\"" << method_name(v.method) << "\",\"output\":" << v.output
+      << ",\"check\":\"" << v.check << "\",\"model\":\"" << stem << ".onnx\""
+      << (vnnlib.empty() ? "" : ",\"property\":\"" + stem + ".vnnlib\"")
+      << ",\"method\":\"" << method_name(v.method) << "\",\"output\":" << v.output
       << ",\"side\":\"" << (v.lower_side ? "lower" : "upper") << "\",\"bound\":" << v.bound
       << ",\"value\":" << v.value << ",\"box_lower\":" << json_vector(lo) << ",\"box_upper\":" << json_vector(hi)
       << ",\"point\":" << json_vector(point) << "}\n";
@@ -99,6 +105,80 @@ at::Tensor sample_points(const Graph& g, const at::Tensor& lo, const at::Tensor&
   return at::cat(parts);
 }
 
+
+std::string vnnlib_text(const at::Tensor& lo, const at::Tensor& hi, int64_t outputs, int64_t j, double t) {
+  std::ostringstream out;
+  out.precision(17);
+  for (int64_t i = 0; i < lo.numel(); ++i) out << "(declare-const X_" << i << " Real)\n";
+  for (int64_t k = 0; k < outputs; ++k) out << "(declare-const Y_" << k << " Real)\n";
+  for (int64_t i = 0; i < lo.numel(); ++i) {
+    out << "(assert (>= X_" << i << " " << lo[i].item<double>() << "))\n";
+    out << "(assert (<= X_" << i << " " << hi[i].item<double>() << "))\n";
+  }
+  out << "(assert (<= Y_" << j << " " << t << "))\n";
+  return out.str();
+}
+
+// Verifies the property "y_j <= t" (t near the sampled minimum of a random output j) and
+// cross-checks the verdict: an `unsat` against a stronger PGD attack and the sampled points
+// (x, y), a `sat` by evaluating its counterexample again.
+void check_verdict(const Graph& g, const RandomNetwork& net, uint64_t seed, int64_t index, const at::Tensor& lo,
+                   const at::Tensor& hi, const at::Tensor& x, const at::Tensor& y,
+                   const SoundnessCampaignOptions& o, SoundnessCampaignReport& report) {
+  const int64_t n = lo.numel(), m = g.output_size();
+  const int64_t j = draw(0, m - 1);
+  at::Tensor yj = y.select(1, j);
+  const double ymin = yj.min().item<double>(), range = yj.max().item<double>() - ymin;
+  static const double gaps[] = {-0.02, 0.0, 0.002, 0.01, 0.05};  // of the sampled range
+  const double t = ymin - gaps[draw(0, 4)] * std::max(range, 1e-12);
+  OutputConjunction oc;
+  oc.c = at::zeros({1, m}, at::kDouble);
+  oc.c[0][j] = 1.0;
+  oc.rhs = at::full({1}, t, at::kDouble);
+  Property p;
+  p.n_inputs = n;
+  p.n_outputs = m;
+  p.cases.push_back(PropertyCase{lo.clone(), hi.clone(), {oc}});
+  VerifyOptions vo;
+  vo.timeout = o.verify_timeout;
+  auto record = [&](const std::string& check, double value, const at::Tensor& point) {
+    SoundnessViolation v{index, net.kind, check, Method::Crown, j, true, t, value, ""};
+    if (!o.reproducer_dir.empty())
+      v.reproducer = write_reproducer(o.reproducer_dir, net, seed, v, lo, hi, point, vnnlib_text(lo, hi, m, j, t));
+    report.violations.push_back(v);
+  };
+  VerifyResult r;
+  try {
+    r = verify(g, p, vo);
+  } catch (const std::exception& e) {  // verification must answer, never throw, on a valid input
+    ++report.verdicts["error"];
+    record("error", 0.0, (lo + hi) / 2);
+    report.violations.back().message = e.what();
+    return;
+  }
+  ++report.verdicts[verdict_name(r.verdict)];
+  if (r.verdict == Verdict::Unsat) {
+    detail::BatchFn f = [&g](const at::Tensor& in) { return g.forward(in, at::kDouble); };
+    at::Tensor start = at::cat({lo + (hi - lo) * at::rand({o.cross_check_restarts, n}, at::kDouble),
+                                x[yj.argmin().item<int64_t>()].unsqueeze(0)});
+    detail::PgdRows attack = detail::pgd_rows(f, lo, hi, start, oc.c, oc.rhs, o.cross_check_steps, 0.25, 0.01);
+    const int64_t best = attack.value.argmin().item<int64_t>();
+    if (attack.value[best].item<double>() <= 0.0) {
+      record("unsat", attack.value[best].item<double>() + t, attack.x[best].detach());
+    } else if (ymin <= t) {
+      record("unsat", ymin, x[yj.argmin().item<int64_t>()]);
+    }
+  } else if (r.verdict == Verdict::Sat) {
+    const at::Tensor cex = r.counterexample->x.to(at::kDouble).flatten();
+    at::Tensor value;
+    {
+      at::NoGradGuard no_grad;
+      value = g.forward(cex.unsqueeze(0), at::kDouble)[0][j];
+    }
+    const bool inside = (cex >= lo).all().item<bool>() && (cex <= hi).all().item<bool>();
+    if (!inside || value.item<double>() > t) record("sat", value.item<double>(), cex);
+  }
+}
 }  // namespace
 
 SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o,
@@ -146,7 +226,7 @@ SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o
           const double slack = (lower_side ? slack_lower : slack_upper)[j].item<double>();
           if (slack >= -o.tolerance) continue;
           ++tally.violations;
-          SoundnessViolation v{i, net.kind, m, j, lower_side, (lower_side ? l : u)[j].item<double>(),
+          SoundnessViolation v{i, net.kind, "bound", m, j, lower_side, (lower_side ? l : u)[j].item<double>(),
                                (lower_side ? ymin : ymax)[j].item<double>(), ""};
           if (!o.reproducer_dir.empty()) {
             const int64_t at_point = (lower_side ? imin : imax)[j].item<int64_t>();
@@ -162,6 +242,7 @@ SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o
                                           (u > crown.upper.to(at::kDouble) + tol).sum().item<int64_t>();
       }
     }
+    if (o.verify_timeout > 0) check_verdict(g, net, seed, i, lo, hi, x, y, o, report);
     if (progress) progress(i);
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
