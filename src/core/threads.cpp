@@ -71,9 +71,11 @@ ThreadConfig resolve_threads(int requested) {
 
 ThreadConfig setup_threads(int requested) {
   ThreadConfig config = resolve_threads(requested);
+  // The BLAS first: OpenBLAS built with OpenMP sets OpenMP's count as well, which the next
+  // two lines then set to the intra-op count.
+  set_blas_threads(config.blas_threads);
   at::set_num_threads(config.threads);  // ATen intra-op pool
   omp_set_num_threads(config.threads);  // our own OpenMP loops
-  set_blas_threads(config.blas_threads);
   return config;
 }
 
@@ -90,10 +92,13 @@ int blas_threads() {
   return get ? get() : -1;
 }
 
-ScopedBlasThreads::ScopedBlasThreads(int n) : previous_(blas_threads()) { set_blas_threads(n); }
+ScopedBlasThreads::ScopedBlasThreads(int n) : previous_(blas_threads()), previous_omp_(omp_get_max_threads()) {
+  set_blas_threads(n);
+}
 
 ScopedBlasThreads::~ScopedBlasThreads() {
   if (previous_ > 0) set_blas_threads(previous_);
+  omp_set_num_threads(previous_omp_);  // the caller's intra-op threads, whatever the BLAS did
 }
 
 const char* to_string(ThreadSource source) {

@@ -75,5 +75,18 @@ TEST(Threads, ScopedBlasThreadsRestores) {
   EXPECT_EQ(blas_threads(), 2);
 }
 
+// Found through Python: torch.set_num_threads(1) came back as 2 after a CHOLMOD solve,
+// because restoring OpenBLAS's (OpenMP) thread count also set OpenMP's.
+TEST(Threads, ScopedBlasThreadsRestoresTheCallersOpenMpThreads) {
+  setup_threads(2);
+  at::set_num_threads(1);  // the caller asks for one intra-op thread; OpenBLAS still says 2
+  { ScopedBlasThreads one(1); }
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  EXPECT_EQ(at::get_num_threads(), 1);
+  setup_threads(2);
+  { ScopedBlasThreads one(1); }
+  EXPECT_EQ(at::get_num_threads(), 2);
+}
+
 }  // namespace
 }  // namespace tessera::core

@@ -34,6 +34,8 @@ ThreadConfig setup_threads(int requested = 0);
 
 /// Sets the BLAS's thread count while in scope (e.g. 1 around a supernodal factorisation
 /// whose BLAS calls would otherwise fight our own threads), restoring it afterwards.
+/// OpenBLAS built with OpenMP sets OpenMP's thread count too (and follows it), so the
+/// OpenMP count (LibTorch's intra-op threads) is restored as well, as it was on entry.
 class ScopedBlasThreads {
  public:
   explicit ScopedBlasThreads(int n);
@@ -43,6 +45,7 @@ class ScopedBlasThreads {
 
  private:
   int previous_;
+  int previous_omp_;
 };
 
 /// Sets the BLAS's thread count; returns false when the BLAS does not expose it.
