@@ -13,7 +13,30 @@ Errors raised by the C++ code keep its message: bad input raises a ``ValueError`
 request.
 """
 
-import torch  # first: loads LibTorch and registers the tensor types the extension uses
+import os as _os
+
+
+def _default_omp_spin():
+    """Before libgomp starts (it reads its wait policy once), ask for the short spin-wait
+    tessera's executables use (include/tessera/core/omp_wait.h): libgomp's default of
+    300,000 spins makes threads fight other busy processes for the cores. Left alone when
+    the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, or when libgomp is already loaded
+    (torch or numpy imported first): then it is too late."""
+    if "OMP_WAIT_POLICY" in _os.environ or "GOMP_SPINCOUNT" in _os.environ:
+        return
+    try:
+        with open("/proc/self/maps") as maps:
+            if "libgomp" in maps.read():
+                return
+    except OSError:
+        return
+    _os.environ["GOMP_SPINCOUNT"] = "10000"
+    _os.environ["TESSERA_OMP_WAIT_DEFAULT"] = "1"
+
+
+_default_omp_spin()
+
+import torch  # noqa: E402  loads LibTorch and registers the tensor types the extension uses
 
 from . import _C
 from ._C import (
