@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <filesystem>
 #include <fstream>
@@ -159,6 +160,38 @@ TEST(ParserFuzz, OnnxMalformedConstantNodeIsParseError) {
       EXPECT_NE(std::string(e.what()).find("(Reshape) cannot be loaded"), std::string::npos) << e.what();
     }
   }
+}
+
+// An initializer with zero elements and empty raw_data passed a null pointer to memcpy
+// (undefined behaviour, reported by UBSan under fuzzing).
+TEST(ParserFuzz, OnnxEmptyRawInitializerLoads) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::ValueInfoProto* in = g->add_input();
+  in->set_name("x");
+  auto* shape = in->mutable_type()->mutable_tensor_type();
+  shape->set_elem_type(onnx::TensorProto::FLOAT);
+  shape->mutable_shape()->add_dim()->set_dim_value(2);
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(0);
+  w->set_raw_data("");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("Shape");
+  n->add_input("w");
+  n->add_output("s");
+  onnx::NodeProto* r = g->add_node();
+  r->set_op_type("Relu");
+  r->add_input("x");
+  r->add_output("y");
+  g->add_output()->set_name("y");
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  Graph graph = load_onnx_bytes(bytes);
+  EXPECT_EQ(graph.nodes().size(), 2u);  // the input and the ReLU; the Shape was folded
 }
 
 }  // namespace

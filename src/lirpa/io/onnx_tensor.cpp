@@ -47,7 +47,7 @@ at::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& wher
     TESSERA_CHECK(static_cast<int64_t>(raw.size()) == n * element_size, ParseError, where, ": tensor '", t.name(),
                   "' has ", raw.size(), " bytes for ", n, " values");  // checked before allocating
     at::Tensor out = at::empty({n}, at::TensorOptions().dtype(type));
-    std::memcpy(out.data_ptr(), raw.data(), raw.size());
+    if (!raw.empty()) std::memcpy(out.data_ptr(), raw.data(), raw.size());  // an empty tensor has no data pointer
     return out.reshape(dims);
   }
   at::Tensor out;
