@@ -9,16 +9,12 @@ function(tessera_use_pch target)
   endif()
 endfunction()
 
-# Every executable starts libgomp with a short spin-wait (src/startup/omp_wait_preinit.cpp,
-# a pre-initialisation function). A shared library cannot carry one, so only executables
-# link this object library.
-function(tessera_link_startup target)
-  if(NOT TARGET tessera_startup)
-    add_library(tessera_startup OBJECT ${TESSERA_ROOT}/src/startup/omp_wait_preinit.cpp)
-    target_include_directories(tessera_startup PRIVATE ${TESSERA_ROOT}/include)
-  endif()
-  target_link_libraries(${target} PRIVATE tessera_startup)
-endfunction()
+# The spin count (GOMP_SPINCOUNT) tessera's processes start libgomp with, from the one
+# place it is defined (include/tessera/core/omp_wait.h): the `tessera` launcher and
+# `import tessera` set it; the tests get it from ctest.
+file(STRINGS ${TESSERA_ROOT}/include/tessera/core/omp_wait.h TESSERA_SPIN_LINE
+     REGEX "^#define TESSERA_DEFAULT_GOMP_SPINCOUNT ")
+string(REGEX REPLACE ".*\"([0-9]+)\".*" "\\1" TESSERA_DEFAULT_GOMP_SPINCOUNT "${TESSERA_SPIN_LINE}")
 
 # tessera_add_layer(name): library tessera_<name> from src/<name>/**.cpp with the public
 # headers in include/. Adding a source file needs no CMake edit.

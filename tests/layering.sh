@@ -4,8 +4,7 @@
 # each other. Fails (exit 1) listing every include that breaks the rule.
 #
 # Layer of a file: include/tessera/<layer>/..., src/<layer>/..., tests/<layer>/...;
-# apps/, examples/, bench/, python/ and src/startup/ (start-up code linked only into
-# executables) are the apps layer. Layer of an included header:
+# apps/, examples/, bench/ and python/ are the apps layer. Layer of an included header:
 # "tessera/<layer>/..." (public), "<layer>/..." (private, under src/), or a path relative to
 # the including file ("x.h" is the file's own layer, "../<layer>/x.h" is resolved).
 # A directory under src/ that is not a known layer fails the test, so a new layer is added
@@ -27,7 +26,6 @@ function rank(l) {
   return -1
 }
 function layer_of(p,   a) {
-  if (p ~ /^src\/startup\//) return "apps"
   if (p ~ /^include\/tessera\/[^\/]+\//) { split(p, a, "/"); return a[3] }
   if (p ~ /^(src|tests)\/[^\/]+\//) { split(p, a, "/"); return a[2] }
   if (p ~ /^(apps|examples|bench|python)\//) return "apps"
@@ -46,7 +44,7 @@ function normalise(p,   n, a, out, i, k, s) {
 }
 function layer_of_include(file, h,   dir) {
   if (h ~ /^tessera\//) return layer_of("include/" h)
-  if (h ~ /^(core|dist|sla|lirpa|startup)\//) return layer_of("src/" h)
+  if (h ~ /^(core|dist|sla|lirpa)\//) return layer_of("src/" h)
   if (h ~ /\.\.\//) { dir = file; sub(/\/[^\/]*$/, "", dir); return layer_of(normalise(dir "/" h)) }
   return ""   # a header next to the file, or a system or third-party header
 }

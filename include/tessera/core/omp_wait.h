@@ -4,12 +4,13 @@
 ///
 /// libgomp (the OpenMP runtime shared by LibTorch, OpenBLAS and tessera's kernels) spins
 /// 300,000 pause instructions in a barrier by default before it sleeps. On a busy machine
-/// those spins steal the cores the working threads need. Every tessera executable (the
-/// CLI, tests, examples, benchmarks) therefore starts libgomp with a shorter spin when the
-/// user has set neither `OMP_WAIT_POLICY` nor `GOMP_SPINCOUNT` (src/startup/
-/// omp_wait_preinit.cpp). A program of your own that links tessera keeps libgomp's default
-/// unless it links the `tessera_startup` object library or sets one of the two variables
-/// before it starts; Python: set them before `import torch`.
+/// those spins steal the cores the working threads need. libgomp reads its policy once,
+/// when it is loaded, before any code of a LibTorch program runs, so the choice is made
+/// outside: the `tessera` command is a launcher without LibTorch that sets GOMP_SPINCOUNT
+/// and starts `tessera-main` (apps/launcher/tessera_launcher.cpp); `import tessera` sets it
+/// before `import torch`; ctest sets it for the test programs. A user's own
+/// `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT` is always kept. A program of your own that links
+/// tessera keeps libgomp's default unless it is started with one of them set.
 
 #include <string>
 
