@@ -6,7 +6,7 @@
 #
 #   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--build DIR]
 #
-# "default" is what tessera's executables choose (GOMP_SPINCOUNT from omp_wait.h); a number
+# "default" is what tessera chooses (OMP_WAIT_POLICY=passive, omp_wait.h); a number
 # sets GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

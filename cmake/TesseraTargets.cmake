@@ -9,12 +9,12 @@ function(tessera_use_pch target)
   endif()
 endfunction()
 
-# The spin count (GOMP_SPINCOUNT) tessera's processes start libgomp with, from the one
-# place it is defined (include/tessera/core/omp_wait.h): the `tessera` launcher and
-# `import tessera` set it; the tests get it from ctest.
-file(STRINGS ${TESSERA_ROOT}/include/tessera/core/omp_wait.h TESSERA_SPIN_LINE
-     REGEX "^#define TESSERA_DEFAULT_GOMP_SPINCOUNT ")
-string(REGEX REPLACE ".*\"([0-9]+)\".*" "\\1" TESSERA_DEFAULT_GOMP_SPINCOUNT "${TESSERA_SPIN_LINE}")
+# The OpenMP wait policy tessera's processes start libgomp with, from the one place it is
+# defined (include/tessera/core/omp_wait.h): the `tessera` launcher and `import tessera`
+# set it; the tests get it from ctest.
+file(STRINGS ${TESSERA_ROOT}/include/tessera/core/omp_wait.h TESSERA_WAIT_LINE
+     REGEX "^#define TESSERA_DEFAULT_OMP_WAIT_POLICY ")
+string(REGEX REPLACE ".*\"([a-z]+)\".*" "\\1" TESSERA_DEFAULT_OMP_WAIT_POLICY "${TESSERA_WAIT_LINE}")
 
 # tessera_add_layer(name): library tessera_<name> from src/<name>/**.cpp with the public
 # headers in include/. Adding a source file needs no CMake edit.

@@ -1,5 +1,5 @@
 // `tessera`: a small launcher (no LibTorch) that starts the command-line tool proper,
-// `tessera-main` in the same folder, with a short OpenMP spin-wait.
+// `tessera-main` in the same folder, with OpenMP threads that sleep instead of spinning.
 //
 // libgomp (the OpenMP runtime of LibTorch, OpenBLAS and tessera's kernels) reads its wait
 // policy once, from the environment, when it is loaded; by default an idle thread spins
@@ -9,8 +9,8 @@
 // LibTorch program runs early enough to change it: libgomp is initialised before main and
 // before any constructor of ours, and re-executing the program itself loads LibTorch's
 // hundreds of libraries twice. So this launcher, which loads none of them, sets
-// GOMP_SPINCOUNT (unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT) and replaces
-// itself with `tessera-main` (same process, same arguments).
+// OMP_WAIT_POLICY=passive (unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT) and
+// replaces itself with `tessera-main` (same process, same arguments).
 
 #include <unistd.h>
 
@@ -26,7 +26,7 @@
 int main(int argc, char** argv) {
   (void)argc;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
-    setenv("GOMP_SPINCOUNT", TESSERA_DEFAULT_GOMP_SPINCOUNT, 1);
+    setenv("OMP_WAIT_POLICY", TESSERA_DEFAULT_OMP_WAIT_POLICY, 1);
     setenv(TESSERA_OMP_WAIT_MARKER, "1", 1);
   }
   char self[PATH_MAX];

@@ -17,8 +17,8 @@ import os as _os
 
 
 def _default_omp_spin():
-    """Before libgomp starts (it reads its wait policy once), ask for the short spin-wait
-    tessera's executables use (include/tessera/core/omp_wait.h): libgomp's default of
+    """Before libgomp starts (it reads its wait policy once), ask for the passive wait
+    policy tessera's command uses (include/tessera/core/omp_wait.h): libgomp's default of
     300,000 spins makes threads fight other busy processes for the cores. Left alone when
     the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, or when libgomp is already loaded
     (torch or numpy imported first): then it is too late."""
@@ -30,7 +30,7 @@ def _default_omp_spin():
                 return
     except OSError:
         return
-    _os.environ["GOMP_SPINCOUNT"] = "10000"
+    _os.environ["OMP_WAIT_POLICY"] = "passive"
     _os.environ["TESSERA_OMP_WAIT_DEFAULT"] = "1"
 
 

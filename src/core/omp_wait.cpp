@@ -13,8 +13,8 @@ std::string omp_wait_description() {
   if (policy != nullptr) out += std::string("OMP_WAIT_POLICY=") + policy;
   if (spin != nullptr) out += std::string(out.empty() ? "" : ", ") + "GOMP_SPINCOUNT=" + spin;
   if (out.empty()) return "libgomp default (300000 spins)";
-  bool ours = marker != nullptr && policy == nullptr && spin != nullptr &&
-              std::string(spin) == TESSERA_DEFAULT_GOMP_SPINCOUNT;
+  bool ours = marker != nullptr && spin == nullptr && policy != nullptr &&
+              std::string(policy) == TESSERA_DEFAULT_OMP_WAIT_POLICY;
   return out + (ours ? " (tessera default)" : " (environment)");
 }
 
