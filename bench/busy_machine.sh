@@ -4,17 +4,18 @@
 # beside one busy process, for several libgomp spin settings. One JSON line a case
 # (median wall seconds of REPEATS runs, the load before it) on standard output.
 #
-#   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--build DIR]
+#   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--loads "idle busy"] [--build DIR]
 #
-# "default" is what tessera chooses (OMP_WAIT_POLICY=passive, omp_wait.h); a number
+# "default" is what tessera chooses (passive when busy at start, omp_wait.h); a number
 # sets GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="$ROOT/build"; REPEATS=3; SPINS="default 300000 0"
+BUILD="$ROOT/build"; REPEATS=3; SPINS="default 300000 0"; LOADS="idle busy"
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --repeats) REPEATS="$2"; shift 2 ;;
     --spins) SPINS="$2"; shift 2 ;;
+    --loads) LOADS="$2"; shift 2 ;;
     --build) BUILD="$2"; shift 2 ;;
     *) echo "busy_machine.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -33,7 +34,7 @@ trap stop_busy EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-for load in idle busy; do
+for load in $LOADS; do
   [ "$load" = busy ] && start_busy
   for job in "${!JOBS[@]}"; do
     for spin in $SPINS; do

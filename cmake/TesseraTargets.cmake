@@ -9,12 +9,11 @@ function(tessera_use_pch target)
   endif()
 endfunction()
 
-# The OpenMP wait policy tessera's processes start libgomp with, from the one place it is
-# defined (include/tessera/core/omp_wait.h): the `tessera` launcher and `import tessera`
-# set it; the tests get it from ctest.
+# The OpenMP wait policy of a busy machine, from the one place it is defined
+# (include/tessera/core/omp_wait.h): the tests, which run two at a time, get it from ctest.
 file(STRINGS ${TESSERA_ROOT}/include/tessera/core/omp_wait.h TESSERA_WAIT_LINE
-     REGEX "^#define TESSERA_DEFAULT_OMP_WAIT_POLICY ")
-string(REGEX REPLACE ".*\"([a-z]+)\".*" "\\1" TESSERA_DEFAULT_OMP_WAIT_POLICY "${TESSERA_WAIT_LINE}")
+     REGEX "^#define TESSERA_BUSY_OMP_WAIT_POLICY ")
+string(REGEX REPLACE ".*\"([a-z]+)\".*" "\\1" TESSERA_BUSY_OMP_WAIT_POLICY "${TESSERA_WAIT_LINE}")
 
 # tessera_add_layer(name): library tessera_<name> from src/<name>/**.cpp with the public
 # headers in include/. Adding a source file needs no CMake edit.

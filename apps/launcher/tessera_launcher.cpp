@@ -1,19 +1,21 @@
 // `tessera`: a small launcher (no LibTorch) that starts the command-line tool proper,
-// `tessera-main` in the same folder, with OpenMP threads that sleep instead of spinning.
+// `tessera-main` in the same folder, choosing how its OpenMP threads wait.
 //
 // libgomp (the OpenMP runtime of LibTorch, OpenBLAS and tessera's kernels) reads its wait
-// policy once, from the environment, when it is loaded; by default an idle thread spins
-// 300,000 times before it sleeps, and on a machine where another process keeps a core
-// busy the spinning threads take the time slices the working threads need (ACAS Xu 1_1
-// prop_4: 27.4 s with two threads against 1.5 s with one, issue #27). Nothing in a
-// LibTorch program runs early enough to change it: libgomp is initialised before main and
-// before any constructor of ours, and re-executing the program itself loads LibTorch's
-// hundreds of libraries twice. So this launcher, which loads none of them, sets
-// OMP_WAIT_POLICY=passive (unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT) and
+// policy once, from the environment, when it is loaded: before main and before any
+// constructor of a LibTorch program, so only a process that starts the program can choose
+// it. By default a waiting thread spins 300,000 times before it sleeps. That is the
+// fastest on an idle machine (ACAS Xu 1_1 prop_4: 1.53 s, against 2.29 s with threads that
+// sleep at once), and the slowest beside another busy process, whose core the spinning
+// threads fight for (4.57 s against 1.67 s; a 1M-DOF CG solve 16.0 s against 12.3 s;
+// bench/RESULTS.md, "Threads on a busy machine"). So when other processes keep cores busy
+// at start, this launcher sets OMP_WAIT_POLICY=passive; on an idle machine it leaves
+// libgomp's default. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is always kept. Then it
 // replaces itself with `tessera-main` (same process, same arguments).
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -23,10 +25,34 @@
 
 #include "tessera/core/omp_wait.h"
 
+namespace {
+
+// Runnable tasks other than this one (the "running" count of /proc/loadavg, less one), the
+// fewest of five samples 2 ms apart: a process that keeps a core busy is in every sample,
+// a passing one is not. 0 when /proc cannot be read.
+int busy_elsewhere() {
+  int fewest = INT_MAX;
+  for (int i = 0; i < 5; ++i) {
+    if (i > 0) usleep(2000);
+    std::FILE* f = std::fopen("/proc/loadavg", "r");
+    if (f == nullptr) return 0;
+    double one, five, fifteen;
+    int running = 0, total = 0;
+    const int fields = std::fscanf(f, "%lf %lf %lf %d/%d", &one, &five, &fifteen, &running, &total);
+    std::fclose(f);
+    if (fields != 5) return 0;
+    fewest = std::min(fewest, running - 1);
+  }
+  return std::max(0, fewest);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   (void)argc;
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
-    setenv("OMP_WAIT_POLICY", TESSERA_DEFAULT_OMP_WAIT_POLICY, 1);
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr &&
+      busy_elsewhere() > 0) {
+    setenv("OMP_WAIT_POLICY", TESSERA_BUSY_OMP_WAIT_POLICY, 1);
     setenv(TESSERA_OMP_WAIT_MARKER, "1", 1);
   }
   char self[PATH_MAX];

@@ -16,12 +16,30 @@ request.
 import os as _os
 
 
-def _default_omp_spin():
-    """Before libgomp starts (it reads its wait policy once), ask for the passive wait
-    policy tessera's command uses (include/tessera/core/omp_wait.h): libgomp's default of
-    300,000 spins makes threads fight other busy processes for the cores. Left alone when
-    the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, or when libgomp is already loaded
-    (torch or numpy imported first): then it is too late."""
+def _busy_elsewhere():
+    """Runnable tasks other than this process, the fewest of five samples 2 ms apart (the
+    same test as the `tessera` launcher, apps/launcher/tessera_launcher.cpp)."""
+    import time
+    fewest = None
+    for i in range(5):
+        if i:
+            time.sleep(0.002)
+        try:
+            with open("/proc/loadavg") as f:
+                running = int(f.read().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        fewest = running - 1 if fewest is None else min(fewest, running - 1)
+    return max(0, fewest)
+
+
+def _default_omp_wait():
+    """Before libgomp starts (it reads its wait policy once): on a machine where other
+    processes keep cores busy, threads that spin 300,000 times before sleeping (libgomp's
+    default, the fastest when idle) fight them for the cores, so tessera asks for the
+    passive policy then (include/tessera/core/omp_wait.h). Left alone when the user set
+    OMP_WAIT_POLICY or GOMP_SPINCOUNT, or when libgomp is already loaded (torch or numpy
+    imported first): then it is too late."""
     if "OMP_WAIT_POLICY" in _os.environ or "GOMP_SPINCOUNT" in _os.environ:
         return
     try:
@@ -30,11 +48,12 @@ def _default_omp_spin():
                 return
     except OSError:
         return
-    _os.environ["OMP_WAIT_POLICY"] = "passive"
-    _os.environ["TESSERA_OMP_WAIT_DEFAULT"] = "1"
+    if _busy_elsewhere() > 0:
+        _os.environ["OMP_WAIT_POLICY"] = "passive"
+        _os.environ["TESSERA_OMP_WAIT_DEFAULT"] = "1"
 
 
-_default_omp_spin()
+_default_omp_wait()
 
 import torch  # noqa: E402  loads LibTorch and registers the tensor types the extension uses
 

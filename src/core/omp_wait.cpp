@@ -14,8 +14,8 @@ std::string omp_wait_description() {
   if (spin != nullptr) out += std::string(out.empty() ? "" : ", ") + "GOMP_SPINCOUNT=" + spin;
   if (out.empty()) return "libgomp default (300000 spins)";
   bool ours = marker != nullptr && spin == nullptr && policy != nullptr &&
-              std::string(policy) == TESSERA_DEFAULT_OMP_WAIT_POLICY;
-  return out + (ours ? " (tessera default)" : " (environment)");
+              std::string(policy) == TESSERA_BUSY_OMP_WAIT_POLICY;
+  return out + (ours ? " (tessera: the machine was busy at start)" : " (environment)");
 }
 
 }  // namespace tessera::core
