@@ -1,0 +1,96 @@
+// The command-line fuzz corpus (fuzz/corpus/cli, fuzz/regressions/cli; `make fuzz`) through
+// the normal build's parser, and the answers the tool gives to a few command lines: a
+// command to run, --help/--version, or exit code 2 with one line.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "cli_input.h"
+#include "command_line.h"
+
+namespace tessera::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+ParsedCommandLine parse(std::vector<const char*> words) {
+  words.insert(words.begin(), "tessera");
+  return parse_command_line(static_cast<int>(words.size()), words.data());
+}
+
+TEST(CliFuzz, CorpusGivesCleanAnswersOnly) {
+  int n = 0;
+  for (const char* dir : {"corpus", "regressions"}) {
+    const fs::path d = fs::path(TESSERA_SOURCE_DIR) / "fuzz" / dir / "cli";
+    if (!fs::is_directory(d)) continue;
+    for (const auto& e : fs::directory_iterator(d)) {
+      if (!e.is_regular_file()) continue;
+      ++n;
+      std::ifstream in(e.path(), std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto words = fuzz::cli_words(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      EXPECT_EQ(fuzz::cli_problem(words), "") << e.path();
+    }
+  }
+  EXPECT_GE(n, 10);
+}
+
+TEST(CliFuzz, WordsSplitAtWhitespaceOrAtNul) {
+  const std::string spaces = " solve\t--poisson2d  4\n";
+  EXPECT_EQ(fuzz::cli_words(reinterpret_cast<const uint8_t*>(spaces.data()), spaces.size()),
+            (std::vector<std::string>{"solve", "--poisson2d", "4"}));
+  const std::string nul("bounds\0a b.onnx\0\0", 17);
+  EXPECT_EQ(fuzz::cli_words(reinterpret_cast<const uint8_t*>(nul.data()), nul.size()),
+            (std::vector<std::string>{"bounds", "a b.onnx", ""}));
+}
+
+TEST(CliFuzz, ValidCommandLineGivesABodyAndGlobalOptions) {
+  ParsedCommandLine cli = parse({"--threads", "3", "--memory-cap", "2G", "solve", "--poisson2d", "4"});
+  EXPECT_TRUE(cli.body);
+  EXPECT_EQ(cli.global.threads, 3);
+  EXPECT_EQ(cli.global.memory_cap, "2G");
+  EXPECT_EQ(cli.out + cli.err, "");
+}
+
+TEST(CliFuzz, HelpAndVersionExitZeroWithText) {
+  for (auto words : {std::vector<const char*>{"--help"}, {"--version"}, {"solve", "--help"}, {"bench", "cg", "-h"}}) {
+    ParsedCommandLine cli = parse(words);
+    EXPECT_FALSE(cli.body) << words[0];
+    EXPECT_EQ(cli.exit_code, 0) << words[0];
+    EXPECT_FALSE(cli.out.empty()) << words[0];
+    EXPECT_EQ(cli.err, "") << words[0];
+  }
+}
+
+TEST(CliFuzz, MistakesExitTwoWithOneLineNamingTheProblem) {
+  struct Case {
+    std::vector<const char*> words;
+    std::string expect;
+  };
+  const std::vector<Case> cases{
+      {{}, "A subcommand is required"},
+      {{"no-such-command"}, "unknown command 'no-such-command'"},
+      {{"solve", "--poisson2d", "0"}, "must be a positive number, got 0"},
+      {{"solve", "--rtol", "abc"}, "--rtol"},
+      {{"--threads", "-1", "info"}, "--threads"},
+      {{"bench"}, "A subcommand is required"},
+      {{"solve", "--poisson2d", "4", "--poisson3d", "4"}, "excludes"},
+  };
+  for (const auto& c : cases) {
+    ParsedCommandLine cli = parse(c.words);
+    EXPECT_FALSE(cli.body) << c.expect;
+    EXPECT_EQ(cli.exit_code, 2) << c.expect;
+    EXPECT_EQ(cli.out, "") << c.expect;
+    EXPECT_EQ(cli.err.rfind("tessera: error: ", 0), 0u) << cli.err;
+    EXPECT_EQ(cli.err.find('\n'), cli.err.size() - 1) << cli.err;
+    EXPECT_NE(cli.err.find(c.expect), std::string::npos) << cli.err;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::app
