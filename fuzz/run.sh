@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (or those named) for FUZZ_SECONDS each (default 60), one after the
 # other at nice 10. Seeds: the committed corpus fuzz/corpus/<target>, the regression inputs
-# fuzz/regressions/<target>/, and the matching files of ../shared/data (read in place).
+# fuzz/regressions/<target>/, and the matching files of ../shared/data (read in place); a
+# dictionary fuzz/<target>.dict when there is one.
 # New inputs go to build-fuzz/work/<target>, crash inputs to build-fuzz/artifacts/<target>/.
 # Exit status 1 when any target found a crash, hang, leak or sanitizer report.
 # Usage: fuzz/run.sh [build-fuzz] [target...]; FUZZ_ARGS adds libFuzzer flags.
@@ -11,7 +12,7 @@ build=${1:-$root/build-fuzz}; shift || true
 seconds=${FUZZ_SECONDS:-60}
 shared=${TESSERA_SHARED_DATA:-$root/../shared/data}
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(vnnlib matrix_market verify_config onnx)
+[[ ${#targets[@]} -gt 0 ]] || targets=(vnnlib matrix_market verify_config onnx cli)
 export GLOG_minloglevel=2 OMP_NUM_THREADS=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -36,6 +37,7 @@ for t in "${targets[@]}"; do
   work=$build/work/$t art=$build/artifacts/$t/
   mkdir -p "$work" "$art" "$root/fuzz/regressions/$t"
   args=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$art")
+  [[ -f $root/fuzz/$t.dict ]] && args+=(-dict="$root/fuzz/$t.dict")
   seeds=$(seed_list "$t")
   if [[ -n $seeds ]]; then
     printf '%s' "$seeds" > "$build/work/$t.seeds"
