@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -55,6 +57,26 @@ TEST_F(MemoryLedgerTest, PhaseBaselineAndNestedPeaks) {
   }
   PhaseRecord ro = outer.finish();
   EXPECT_GE(ro.peak_increase(), 16 * kMiB);  // the inner phase did not erase the outer peak
+}
+
+// Tensors made and freed on several threads at once (as LibTorch's intra-op threads do): the
+// ledger's size table and counters stay exact. `make sanitize` runs it under ThreadSanitizer.
+TEST_F(MemoryLedgerTest, AllocationsFromSeveralThreadsAreCountedExactly) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 500;
+  const int64_t before = MemoryLedger::current_bytes();
+  const int64_t count_before = MemoryLedger::allocation_count();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < kRounds; ++i) {
+        at::Tensor block = at::empty({1024 + i}, at::kByte);  // made and freed here
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(MemoryLedger::current_bytes(), before);
+  EXPECT_GE(MemoryLedger::allocation_count() - count_before, kThreads * kRounds);
 }
 
 TEST_F(MemoryLedgerTest, InstallIsIdempotent) {
