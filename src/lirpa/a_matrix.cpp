@@ -12,10 +12,10 @@ namespace tessera::lirpa {
 RelaxedRows AMatrix::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
   at::Tensor ad = dense(dtype);
   at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
-  at::Tensor ax = pos * r.lower_d + neg * r.upper_d;  // A_x = A+ d_l + A- d_u
+  at::Tensor ax = times_grouped(pos, r.lower_d) + times_grouped(neg, r.upper_d);  // A_x = A+ d_l + A- d_u
   at::Tensor bias = at::zeros({ad.size(0)}, ad.options());
-  if (r.lower_b.defined()) bias = bias + (pos * r.lower_b).reshape({ad.size(0), -1}).sum(1);
-  if (r.upper_b.defined()) bias = bias + (neg * r.upper_b).reshape({ad.size(0), -1}).sum(1);
+  if (r.lower_b.defined()) bias = bias + times_grouped(pos, r.lower_b).reshape({ad.size(0), -1}).sum(1);
+  if (r.upper_b.defined()) bias = bias + times_grouped(neg, r.upper_b).reshape({ad.size(0), -1}).sum(1);
   return {DenseA::make(ax), bias};
 }
 
@@ -57,13 +57,15 @@ at::Tensor DenseA::contract(const at::Tensor& v) const {
 }
 
 at::Tensor DenseA::concretize_lower(const at::Tensor& l, const at::Tensor& u) const {
-  // min_x A x = A c - |A| r with c = (l+u)/2, r = (u-l)/2
-  at::Tensor a2 = a_.reshape({a_.size(0), -1});
-  at::Tensor lf = l.to(a_.scalar_type()).reshape({-1});
-  at::Tensor uf = u.to(a_.scalar_type()).reshape({-1});
+  // min_x A x = A c - |A| r with c = (l+u)/2, r = (u-l)/2, one box per row group
+  const int64_t s = a_.size(0), g = row_groups(l, a_.dim() - 1, s);
+  at::Tensor a3 = a_.reshape({g, s / g, -1});  // [G, S/G, n]
+  at::Tensor lf = l.to(a_.scalar_type()).reshape({g, -1, 1});
+  at::Tensor uf = u.to(a_.scalar_type()).reshape({g, -1, 1});
   at::Tensor center = (lf + uf) / 2;
   at::Tensor radius = (uf - lf) / 2;
-  return at::matmul(a2, center) - at::matmul(a2.abs(), radius);
+  if (g == 1) return at::matmul(a3[0], center[0].squeeze(1)) - at::matmul(a3[0].abs(), radius[0].squeeze(1));
+  return (at::bmm(a3, center) - at::bmm(a3.abs(), radius)).reshape({s});
 }
 
 APtr DenseA::reshaped(const std::vector<int64_t>& shape) const {
@@ -109,22 +111,24 @@ at::Tensor UnitRowsA::contract(const at::Tensor& v) const {
 }
 
 at::Tensor UnitRowsA::concretize_lower(const at::Tensor& l, const at::Tensor& u) const {
-  // c_s > 0: c_s l[i_s]; otherwise c_s u[i_s]
-  at::Tensor lf = l.reshape({-1}).index_select(0, index_);
-  at::Tensor uf = u.reshape({-1}).index_select(0, index_);
+  // c_s > 0: c_s l[i_s]; otherwise c_s u[i_s] (the box of row s's group)
+  at::Tensor lf = pick(l), uf = pick(u);
   at::Tensor s = sign_.to(l.scalar_type());
   return at::where(s > 0, s * lf, s * uf);
 }
 
 at::Tensor UnitRowsA::pick(const at::Tensor& t) const {
-  const auto nd = static_cast<int64_t>(shape_.size());
-  if (t.dim() == nd + 1 && t.size(0) != 1) {
-    TESSERA_CHECK(t.size(0) == rows(), DimensionMismatch, "UnitRowsA: relaxation has ", t.size(0), " rows, not ",
-                  rows());
-    return t.reshape({rows(), -1}).gather(1, index_.unsqueeze(1)).squeeze(1);  // t[s, i_s]
+  const int64_t s = rows(), g = row_groups(t, shape_.size(), s);
+  if (g == 1) {
+    at::Tensor shared = t.dim() == static_cast<int64_t>(shape_.size()) + 1 ? t.select(0, 0) : t;
+    return shared.expand(shape_).reshape({-1}).index_select(0, index_);  // t[i_s]
   }
-  at::Tensor shared = t.dim() == nd + 1 ? t.select(0, 0) : t;
-  return shared.expand(shape_).reshape({-1}).index_select(0, index_);  // t[i_s]
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  std::vector<int64_t> full{g};
+  full.insert(full.end(), shape_.begin(), shape_.end());
+  at::Tensor group = at::div(at::arange(s, at::kLong), s / g, "floor");
+  return t.expand(full).reshape({-1}).index_select(0, group * n + index_);  // t[s / (S/G), i_s]
 }
 
 RelaxedRows UnitRowsA::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
@@ -153,6 +157,36 @@ APtr UnitRowsA::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const
   kernel.scatter_(1, ch.unsqueeze(1), sign_.to(dtype).unsqueeze(1));
   PatchesA unit(shape_, kernel.view({s, c, 1, 1}), at::stack({y, x}, 1));
   return unit.through_conv(w, g, in_shape, dtype);
+}
+
+int64_t row_groups(const at::Tensor& t, size_t node_dims, int64_t rows) {
+  if (t.dim() <= static_cast<int64_t>(node_dims)) return 1;
+  const int64_t g = t.size(0);
+  TESSERA_CHECK(g > 0 && (rows == 0 || rows % g == 0), DimensionMismatch, "A matrix of ", rows,
+                " rows read a tensor of ", g, " row groups (must divide the rows)");
+  return rows == 0 ? 1 : g;
+}
+
+at::Tensor per_row(const at::Tensor& t, int64_t rows) {
+  const int64_t g = t.size(0);
+  if (g == rows) return t;
+  TESSERA_CHECK(g > 0 && rows % g == 0, DimensionMismatch, "cannot spread ", g, " row groups over ", rows, " rows");
+  if (g == 1) {
+    auto s = t.sizes().vec();
+    s[0] = rows;
+    return t.expand(s);
+  }
+  return t.repeat_interleave(rows / g, 0);  // row s: t[s / (rows / G)]
+}
+
+at::Tensor times_grouped(const at::Tensor& a, const at::Tensor& t) {
+  if (t.dim() < a.dim()) return a * t;
+  const int64_t s = a.size(0), g = t.size(0);
+  if (g == 1 || g == s) return a * t;
+  TESSERA_CHECK(s % g == 0, DimensionMismatch, "A matrix of ", s, " rows read a tensor of ", g, " row groups");
+  std::vector<int64_t> grouped{g, s / g};
+  grouped.insert(grouped.end(), a.sizes().begin() + 1, a.sizes().end());
+  return (a.reshape(grouped) * t.unsqueeze(1)).reshape(a.sizes());  // A[g, r] * t[g]
 }
 
 APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype) {

@@ -33,7 +33,7 @@ namespace {
 /// What stays fixed across the steps: CROWN's bounds and the rows each start node bounds.
 struct AlphaPlan {
   std::vector<std::optional<Interval>> crown;  // CROWN bounds of the activation inputs
-  std::map<int, at::Tensor> rows;              // start node -> flat positions bounded
+  std::map<int, NeededBounds> rows;            // start node -> flat positions bounded
 };
 
 // Intermediate bounds with the current slopes (unstable positions; the others keep CROWN's).
@@ -44,39 +44,40 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
     for (int p : node.inputs) {
       if (state.bounds[p] || p == 0) continue;
       const Interval& base = *plan.crown[p];
-      const at::Tensor& idx = plan.rows.at(p);
-      if (idx.numel() == 0) {
+      const NeededBounds& needed = plan.rows.at(p);
+      if (needed.idx.numel() == 0) {
         state.bounds[p] = base;
         continue;
       }
-      Interval tight = crown_rows(graph, state, env, p, idx, true);
-      at::Tensor l = base.lower.reshape({-1}), u = base.upper.reshape({-1});
-      // l[idx] = max(l_alpha, l_crown), u[idx] = min(u_alpha, u_crown)
-      l = l.index_put({idx}, tight.lower);
-      u = u.index_put({idx}, tight.upper);
-      state.bounds[p] = limited(state, p, Interval{l.reshape(base.lower.sizes()), u.reshape(base.upper.sizes())});
+      Interval tight = crown_rows(graph, state, env, p, needed.idx, true);  // [D, |idx|]
+      state.bounds[p] = limited(state, p, with_needed(base, needed, tight));  // the slopes' gradient flows through
     }
   }
 }
 
+// This rank's block of the rows [I; -I] over `positions` positions of each of `domains`
+// domains (crown_rows splits the rows between the ranks of a sharded state with one domain).
+RowBlock intermediate_rows(int64_t positions, int64_t domains, const std::shared_ptr<dist::Communicator>& state_rows) {
+  const int64_t rows = 2 * positions * domains;
+  return domains == 1 ? row_block(rows, state_rows) : RowBlock{0, rows, {rows}};
+}
+
 // Alphas for every (start node, activation before it), initialised to CROWN's slopes.
-void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows,
+void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, int64_t domains,
                  const std::shared_ptr<dist::Communicator>& state_rows,
                  std::map<std::pair<int, int>, at::Tensor>& alphas, const OpEnv& env) {
   std::map<int, int64_t> starts{{graph.output_id(), final_rows}};  // the final rows: on every rank
-  for (auto& [p, idx] : plan.rows) {
-    if (idx.numel() == 0) continue;
-    RowBlock b = row_block(2 * idx.numel(), state_rows);  // this rank's block of [I; -I]
+  for (auto& [p, needed] : plan.rows) {
+    if (needed.idx.numel() == 0) continue;
+    RowBlock b = intermediate_rows(needed.idx.numel(), domains, state_rows);  // this rank's block of [I; -I]
     starts[p] = b.end - b.begin;
   }
   for (const Node& r : graph.nodes()) {
     if (r.id == 0 || r.id > graph.output_id() || !r.op->has_alpha()) continue;
-    at::Tensor init = r.op->initial_alpha(*plan.crown[r.inputs[0]]).to(env.dtype);
+    at::Tensor init = r.op->initial_alpha(*plan.crown[r.inputs[0]]).to(env.dtype);  // [D, *shape]
     for (auto& [s, n] : starts) {
       if (s <= r.id) continue;
-      auto shape = init.sizes().vec();
-      shape[0] = n;
-      alphas[{s, r.id}] = init.expand(shape).contiguous();  // per-row copy of CROWN's slopes
+      alphas[{s, r.id}] = per_row(init, n).contiguous();  // per-row copy of CROWN's slopes
     }
   }
 }
@@ -90,10 +91,10 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   for (const Node& node : graph.nodes()) {
     if (node.id == 0 || node.id > graph.output_id() || !node.op->needs_input_bounds()) continue;
     for (int p : node.inputs)
-      if (p != 0 && !plan.rows.count(p)) plan.rows[p] = rows_needing_bounds(graph, *node.op, p, *plan.crown[p]);
+      if (p != 0 && !plan.rows.count(p)) plan.rows[p] = positions_needing_bounds(graph, *node.op, p, *plan.crown[p]);
   }
   std::map<std::pair<int, int>, at::Tensor> alphas;
-  init_alphas(graph, plan, a->rows(), state.shard_rows, alphas, env);
+  init_alphas(graph, plan, a->rows(), state.domains(), state.shard_rows, alphas, env);
   // Sharded state: the final pass (and any pass too small to split) runs on every rank, but
   // its loss counts once (rank 0's): the gathers' backward sums every rank's gradient, so
   // each block's slopes receive the whole gradient; slopes held whole on every rank take
@@ -101,8 +102,8 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   const bool sharded = state.shard_rows && state.shard_rows->size() > 1;
   const double loss_weight = sharded && state.shard_rows->rank() != 0 ? 0.0 : 1.0;
   std::set<int> whole_starts{graph.output_id()};
-  for (auto& [p, idx] : plan.rows)
-    if (!row_block(2 * idx.numel(), state.shard_rows).split) whole_starts.insert(p);
+  for (auto& [p, needed] : plan.rows)
+    if (!intermediate_rows(needed.idx.numel(), state.domains(), state.shard_rows).split) whole_starts.insert(p);
   std::map<std::pair<int, int>, AdamSlot> slots;
   for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
   at::Tensor best;

@@ -19,15 +19,21 @@ namespace tessera::lirpa::detail {
 
 struct BoundState {
   explicit BoundState(size_t nodes) : bounds(nodes) {}
-  /// Bounds of each node's value, `[1, *shape]`, where computed.
+  /// Bounds of each node's value, `[D, *shape]`, where computed: one per domain (branch and
+  /// bound bounds D sub-domains in one pass; D = 1 otherwise). Every backward pass from a node
+  /// then carries D blocks of rows, domain-major, and reads these bounds as row groups
+  /// (a_matrix.h).
   std::vector<std::optional<Interval>> bounds;
+  /// The number of domains D (the input bounds' leading size).
+  int64_t domains() const { return bounds.empty() || !bounds[0] ? 1 : bounds[0]->lower.size(0); }
   /// alpha-CROWN slopes keyed by (start node of the backward pass, activation node), for
   /// the rows bounded from that start node, `[S, *shape]`.
   std::map<std::pair<int, int>, at::Tensor> alpha;
   /// Ranks that split the rows of every intermediate backward pass between them (each
   /// keeps its block's A matrices and slopes; the bounds are all-gathered); null: all here.
+  /// Only with one domain: the rows of several domains stay whole on every rank.
   std::shared_ptr<dist::Communicator> shard_rows;
-  /// Branch and bound's domain constraints: bounds, `[1, *shape]`, that every intermediate
+  /// Branch and bound's domain constraints: bounds, `[D, *shape]`, that every intermediate
   /// bound computed for a node is intersected with (a split ReLU's input clamped to l >= 0 or
   /// u <= 0, bounds inherited from the parent domain). Empty or nullopt: none.
   std::vector<std::optional<Interval>> limits;

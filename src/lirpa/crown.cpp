@@ -41,7 +41,8 @@ namespace {
 at::Tensor unit_rows_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
                            const at::Tensor& pos, const at::Tensor& sign, bool use_alpha) {
   const auto& shape = graph.node(p).shape;
-  RowBlock b = row_block(pos.numel(), state.shard_rows);
+  // rows of several domains are not split (a block would cut a domain's rows apart)
+  RowBlock b = state.domains() == 1 ? row_block(pos.numel(), state.shard_rows) : RowBlock{0, pos.numel(), {pos.numel()}};
   if (!b.split) return crown_lower(graph, state, env, p, std::make_shared<UnitRowsA>(shape, pos, sign), use_alpha);
   auto mine = std::make_shared<UnitRowsA>(shape, pos.slice(0, b.begin, b.end), sign.slice(0, b.begin, b.end));
   at::Tensor lb = crown_lower(graph, state, env, p, mine, use_alpha);
@@ -86,37 +87,59 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
   if (state.record && state.record->count(0)) (*state.record)[0] = acc[0];
   if (!acc[0]) return bias;
   const Interval& box = *state.bounds[0];
-  return bias + acc[0]->concretize_lower(box.lower[0], box.upper[0]);  // min over the input box
+  if (box.lower.size(0) == 1) return bias + acc[0]->concretize_lower(box.lower[0], box.upper[0]);  // min over the box
+  return bias + acc[0]->concretize_lower(box.lower, box.upper);  // each row over its domain's box
 }
 
 Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
                     bool use_alpha) {
+  const int64_t domains = state.domains();
   // rows per backward pass (bounds memory on CNNs); alpha runs keep one pass (alphas per row)
-  const int64_t kChunk = use_alpha ? idx.numel() : 2048;
+  const int64_t kChunk = use_alpha ? idx.numel() : std::max<int64_t>(1, 2048 / domains);
   std::vector<at::Tensor> lo, hi;
   for (int64_t s = 0; s < idx.numel(); s += kChunk) {
     int64_t e = std::min(idx.numel(), s + kChunk);
     at::Tensor part = idx.slice(0, s, e);
     at::Tensor sign = at::cat({at::ones({e - s}, at::kDouble), -at::ones({e - s}, at::kDouble)});
-    at::Tensor lb = unit_rows_lower(graph, state, env, p, at::cat({part, part}), sign, use_alpha);  // [I; -I]
-    lo.push_back(lb.slice(0, 0, e - s));
-    hi.push_back(-lb.slice(0, e - s));  // u = -min(-x)
+    // rows [I; -I] over the positions, once per domain (domain-major)
+    at::Tensor lb = unit_rows_lower(graph, state, env, p, at::cat({part, part}).repeat({domains}), sign.repeat({domains}),
+                                    use_alpha).reshape({domains, 2 * (e - s)});
+    lo.push_back(lb.slice(1, 0, e - s));
+    hi.push_back(-lb.slice(1, e - s));  // u = -min(-x)
   }
-  return {at::cat(lo), at::cat(hi)};
+  return {at::cat(lo, 1), at::cat(hi, 1)};
 }
 
-at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref) {
+NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref) {
+  const int64_t domains = ref.lower.size(0);
+  at::Tensor l = ref.lower.reshape({domains, -1}), u = ref.upper.reshape({domains, -1});
+  const int64_t n = l.size(1);
   // a linear operator applied directly to the input box: its IBP bounds are exact already
   const Node& pn = graph.node(p);
-  if (!pn.op->needs_input_bounds() && pn.inputs == std::vector<int>{0}) return at::empty({0}, at::kLong);
+  if (!pn.op->needs_input_bounds() && pn.inputs == std::vector<int>{0})
+    return {at::empty({0}, at::kLong), at::empty({domains, 0}, at::kBool)};
+  if (!consumer.tight_bounds_only_across_zero())
+    return {at::arange(n, at::kLong), at::ones({domains, n}, at::kBool)};
   // Like auto_LiRPA's sparse intermediate bounds: only the unstable ReLU inputs, unless more
-  // than 90% of them are unstable (then every position, as its dense path does).
+  // than 90% of them are unstable (then every position, as its dense path does), per domain.
   constexpr double kMinimumSparsity = 0.9;
-  at::Tensor l = ref.lower.reshape({-1}), u = ref.upper.reshape({-1});
-  at::Tensor all = at::arange(l.numel(), at::kLong);
-  if (!consumer.tight_bounds_only_across_zero()) return all;
-  at::Tensor unstable = at::nonzero((l < 0).logical_and(u > 0)).reshape({-1});
-  return unstable.numel() <= kMinimumSparsity * l.numel() ? unstable : all;
+  at::Tensor unstable = (l < 0).logical_and(u > 0);                               // [D, n]
+  at::Tensor dense = unstable.sum(1, false, at::kLong) > kMinimumSparsity * n;    // [D]
+  at::Tensor need = unstable.logical_or(dense.unsqueeze(1));
+  at::Tensor idx = at::nonzero(need.any(0)).reshape({-1});
+  return {idx, need.index_select(1, idx)};
+}
+
+Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight) {
+  const int64_t domains = ref.lower.size(0);
+  using at::indexing::Slice;
+  at::Tensor l = ref.lower.reshape({domains, -1}).clone(), u = ref.upper.reshape({domains, -1}).clone();
+  if (needed.idx.numel() > 0) {
+    // l[d, idx] = tight where domain d needs it, the reference elsewhere (stable neurons)
+    l.index_put_({Slice(), needed.idx}, at::where(needed.need, tight.lower, l.index({Slice(), needed.idx})));
+    u.index_put_({Slice(), needed.idx}, at::where(needed.need, tight.upper, u.index({Slice(), needed.idx})));
+  }
+  return {l.reshape(ref.lower.sizes()), u.reshape(ref.upper.sizes())};
 }
 
 void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, int upto) {
@@ -130,14 +153,10 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
     if (node.op->needs_input_bounds()) {
       for (int p : node.inputs) {
         if (state.bounds[p]) continue;
-        at::Tensor l = ref[p]->lower.reshape({-1}).clone(), u = ref[p]->upper.reshape({-1}).clone();
-        at::Tensor idx = rows_needing_bounds(graph, *node.op, p, *ref[p]);
-        if (idx.numel() > 0) {
-          Interval tight = crown_rows(graph, state, env, p, idx, false);
-          l.index_put_({idx}, tight.lower);  // stable neurons keep the reference bounds
-          u.index_put_({idx}, tight.upper);
-        }
-        state.bounds[p] = limited(state, p, Interval{l.reshape(ref[p]->lower.sizes()), u.reshape(ref[p]->upper.sizes())});
+        NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p]);
+        Interval tight;
+        if (needed.idx.numel() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);
+        state.bounds[p] = limited(state, p, with_needed(*ref[p], needed, tight));
         ref[p] = state.bounds[p];
       }
     }

@@ -47,9 +47,16 @@ PatchesA::PatchesA(std::vector<int64_t> shape, at::Tensor kernel, at::Tensor ori
   pad_[3] = std::max<int64_t>(0, xhi + kernel_.size(3) - w_);
 }
 
-at::Tensor PatchesA::windows(const at::Tensor& t, bool per_row) const {
-  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
-  at::Tensor base = per_row ? t.reshape({s, c_, h_, w_}) : t.expand(shape_).reshape({c_, h_, w_});
+at::Tensor PatchesA::windows(const at::Tensor& t) const {
+  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3), hw = h_ * w_;
+  const int64_t g = row_groups(t, shape_.size(), s);
+  at::Tensor base;  // [G, C, H*W]
+  if (g == 1) {
+    at::Tensor shared = t.dim() == static_cast<int64_t>(shape_.size()) + 1 ? t.select(0, 0) : t;
+    base = shared.expand(shape_).reshape({1, c_, hw});
+  } else {
+    base = t.expand(with_rows(g, shape_)).reshape({g, c_, hw});
+  }
   // node coordinates of every window entry: y_s + i, x_s + j
   at::Tensor iy = origin_.select(1, 0).view({s, 1, 1}) + at::arange(kh, origin_.options()).view({1, kh, 1});
   at::Tensor ix = origin_.select(1, 1).view({s, 1, 1}) + at::arange(kw, origin_.options()).view({1, 1, kw});
@@ -60,32 +67,24 @@ at::Tensor PatchesA::windows(const at::Tensor& t, bool per_row) const {
     iy = iy.clamp(0, h_ - 1);
     ix = ix.clamp(0, w_ - 1);
   }
-  at::Tensor flat = (iy * w_ + ix).reshape({s, 1, kh * kw});  // position in the flattened H x W plane
+  at::Tensor flat = (iy * w_ + ix).reshape({s, kh * kw});  // position in the flattened H x W plane
   at::Tensor out;
-  if (per_row) {  // out[s, c, k] = t[s, c, flat[s, k]]
-    out = base.reshape({s, c_, h_ * w_}).gather(2, flat.expand({s, c_, kh * kw}));
-  } else {        // out[s, c, k] = t[c, flat[s, k]]
-    out = base.reshape({c_, h_ * w_}).index_select(1, flat.reshape({-1})).view({c_, s, kh * kw}).transpose(0, 1);
+  if (g == s) {  // out[s, c, k] = t[s, c, flat[s, k]]
+    out = base.gather(2, flat.unsqueeze(1).expand({s, c_, kh * kw}));
+  } else {       // out[s, c, k] = t[s / (S/G), c, flat[s, k]]
+    at::Tensor group = at::div(at::arange(s, origin_.options()), s / g, "floor").view({s, 1});
+    at::Tensor at_group = (group * hw + flat).reshape({-1});
+    out = base.permute({1, 0, 2}).reshape({c_, g * hw}).index_select(1, at_group).view({c_, s, kh * kw}).transpose(0, 1);
   }
   out = out.reshape({s, c_, kh, kw});
   if (outside) out = out * valid.unsqueeze(1).to(out.scalar_type());
   return out;
 }
 
-at::Tensor PatchesA::relaxation_windows(const at::Tensor& t) const {
-  if (t.dim() == static_cast<int64_t>(shape_.size()) + 1) {
-    if (t.size(0) == 1) return windows(t.select(0, 0), false);
-    TESSERA_CHECK(t.size(0) == rows(), DimensionMismatch, "PatchesA: relaxation has ", t.size(0), " rows, not ",
-                  rows());
-    return windows(t, true);
-  }
-  return windows(t, false);
-}
-
 at::Tensor PatchesA::masked_kernel() const {
   if (!(pad_[0] || pad_[1] || pad_[2] || pad_[3])) return kernel_;
   at::Tensor ones = at::ones(shape_, kernel_.options());
-  return kernel_ * windows(ones, false);  // zero the entries outside the node
+  return kernel_ * windows(ones);  // zero the entries outside the node
 }
 
 at::Tensor PatchesA::dense(at::ScalarType dtype) const {
@@ -101,13 +100,13 @@ at::Tensor PatchesA::dense(at::ScalarType dtype) const {
 
 at::Tensor PatchesA::contract(const at::Tensor& v) const {
   // sum_{c,i,j} K[s,c,i,j] v[c, y_s+i, x_s+j]
-  return (kernel_ * windows(v.to(kernel_.scalar_type()), false)).sum({1, 2, 3});
+  return (kernel_ * windows(v.to(kernel_.scalar_type()))).sum({1, 2, 3});
 }
 
 at::Tensor PatchesA::concretize_lower(const at::Tensor& l, const at::Tensor& u) const {
-  // min_x A x = A c - |A| r over the window (c, r zero outside the node)
+  // min_x A x = A c - |A| r over the window (c, r zero outside the node; the box of each row's group)
   at::Tensor lf = l.to(kernel_.scalar_type()), uf = u.to(kernel_.scalar_type());
-  at::Tensor wc = windows((lf + uf) / 2, false), wr = windows((uf - lf) / 2, false);
+  at::Tensor wc = windows((lf + uf) / 2), wr = windows((uf - lf) / 2);
   return (kernel_ * wc).sum({1, 2, 3}) - (kernel_.abs() * wr).sum({1, 2, 3});
 }
 
@@ -121,10 +120,10 @@ RelaxedRows PatchesA::relax(const ElementwiseRelaxation& r, at::ScalarType dtype
   at::Tensor k = kernel_.to(dtype);
   at::Tensor pos = k.clamp_min(0), neg = k.clamp_max(0);
   // K_x = K+ d_l + K- d_u on each window (zero outside the node)
-  at::Tensor kx = pos * relaxation_windows(r.lower_d.to(dtype)) + neg * relaxation_windows(r.upper_d.to(dtype));
+  at::Tensor kx = pos * windows(r.lower_d.to(dtype)) + neg * windows(r.upper_d.to(dtype));
   at::Tensor bias = at::zeros({rows()}, k.options());
-  if (r.lower_b.defined()) bias = bias + (pos * relaxation_windows(r.lower_b.to(dtype))).sum({1, 2, 3});
-  if (r.upper_b.defined()) bias = bias + (neg * relaxation_windows(r.upper_b.to(dtype))).sum({1, 2, 3});
+  if (r.lower_b.defined()) bias = bias + (pos * windows(r.lower_b.to(dtype))).sum({1, 2, 3});
+  if (r.upper_b.defined()) bias = bias + (neg * windows(r.upper_b.to(dtype))).sum({1, 2, 3});
   return {std::make_shared<PatchesA>(shape_, kx, origin_), bias};
 }
 

@@ -22,14 +22,24 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
 /// [I; -I] in chunks), like auto_LiRPA's default.
 void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, int upto);
 
-/// CROWN bounds (`[|idx|]` each) of the flat positions `idx` of node p, from rows
-/// [e_idx; -e_idx] (in chunks unless `use_alpha`).
+/// CROWN bounds (`[D, |idx|]` each, one row per domain) of the flat positions `idx` of node
+/// p, from rows [e_idx; -e_idx] for every domain (in chunks unless `use_alpha`).
 Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
                     bool use_alpha);
 
-/// Positions of node p whose bounds `consumer` needs tighter than the reference bounds
-/// (none for a linear operator on the input, whose reference IBP bounds are exact).
-at::Tensor rows_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref);
+/// The positions of node p whose bounds `consumer` needs tighter than the reference bounds
+/// `[D, *shape]`: `idx` those some domain needs, `need` `[D, |idx|]` which domain needs which
+/// (each domain as if bounded alone). None for a linear operator on the input, whose
+/// reference IBP bounds are exact.
+struct NeededBounds {
+  at::Tensor idx;
+  at::Tensor need;
+};
+NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref);
+
+/// The reference bounds `[D, *shape]` with `tight` (`[D, |idx|]`, crown_rows) put at the
+/// positions each domain needs.
+Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight);
 
 /// The rows [C; -C] (or [I; -I]) over the output node.
 APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);

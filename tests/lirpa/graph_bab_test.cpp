@@ -253,6 +253,85 @@ TEST(LirpaGraphBab, RandomSplitsWithoutInheritedBoundsHoldSampledPoints) {
   }
 }
 
+/// Domain b of `d` alone.
+GraphDomains one_domain(const GraphDomains& d, int64_t b) {
+  GraphDomains one;
+  one.xl = d.xl;
+  one.xu = d.xu;
+  at::Tensor sel = at::full({1}, b, at::kLong);
+  for (const at::Tensor& t : d.split) one.split.push_back(t.index_select(0, sel));
+  for (const at::Tensor& t : d.lower) one.lower.push_back(t.index_select(0, sel));
+  for (const at::Tensor& t : d.upper) one.upper.push_back(t.index_select(0, sel));
+  if (d.reuse_upto.defined()) one.reuse_upto = d.reuse_upto.index_select(0, sel);
+  return one;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  at::Tensor finite = at::isfinite(want);
+  EXPECT_TRUE(at::equal(at::isfinite(got), finite)) << what;
+  at::Tensor g = at::where(finite, got, at::zeros_like(got)), w = at::where(finite, want, at::zeros_like(want));
+  EXPECT_TRUE(at::allclose(g, w, 1e-9, 1e-9)) << what << ": " << (g - w).abs().max();
+}
+
+// The domains of a batch are bounded together (one state, D domains): each must get the
+// bounds it gets alone, children that reuse their parent's bounds up to different ReLU nodes
+// (bounded in separate groups) and infeasible ones included.
+TEST(LirpaGraphBab, DomainsBoundedTogetherEqualEachAlone) {
+  at::manual_seed(5);
+  for (const Case& cs : cases()) {
+    SCOPED_TRACE(cs.name);
+    Graph g = load_onnx_bytes(cs.onnx);
+    auto relus = detail::graph_relus(g);
+    at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
+    at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
+    at::Tensor c = spec_rows(3, g.output_size());
+    at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
+    GraphDomains root;
+    root.xl = lo;
+    root.xu = hi;
+    for (const GraphRelu& r : relus) root.split.push_back(at::zeros({1, r.size}, at::kChar));
+    GraphBounded gr = detail::bound_graph_domains(g, relus, root, c, rhs);
+    // 8 children of the root: random unstable neurons of random ReLU nodes split either way
+    const int64_t n = 8;
+    GraphDomains kids;
+    kids.xl = lo;
+    kids.xu = hi;
+    kids.reuse_upto = at::zeros({n}, at::kLong);
+    for (size_t j = 0; j < relus.size(); ++j) {
+      kids.split.push_back(at::zeros({n, relus[j].size}, at::kChar));
+      kids.lower.push_back(gr.bounds.lower[j].repeat({n, 1}));
+      kids.upper.push_back(gr.bounds.upper[j].repeat({n, 1}));
+    }
+    for (int64_t b = 0; b < n; ++b) {
+      int64_t j = at::randint(static_cast<int64_t>(relus.size()), {1}, at::kLong).item<int64_t>();
+      at::Tensor unstable = at::nonzero((gr.bounds.lower[j][0] < 0).logical_and(gr.bounds.upper[j][0] > 0)).reshape({-1});
+      if (unstable.numel() == 0) continue;
+      int64_t i = unstable[at::randint(unstable.numel(), {1}, at::kLong).item<int64_t>()].item<int64_t>();
+      kids.split[j][b][i] = b % 2 == 0 ? 1 : -1;
+      kids.reuse_upto[b] = j;
+    }
+    // one child made infeasible: its neuron split active with an upper bound below zero
+    kids.upper[0][n - 1].fill_(-1.0);
+    kids.split[0][n - 1][0] = 1;
+    kids.reuse_upto[n - 1] = 0;
+    GraphBounded together = detail::bound_graph_domains(g, relus, kids, c, rhs);
+    ASSERT_EQ(together.bounded, n);
+    EXPECT_TRUE(together.bounds.infeasible[n - 1].item<bool>());
+    for (int64_t b = 0; b < n; ++b) {
+      SCOPED_TRACE("domain " + std::to_string(b));
+      GraphBounded alone = detail::bound_graph_domains(g, relus, one_domain(kids, b), c, rhs);
+      EXPECT_EQ(together.bounds.infeasible[b].item<bool>(), alone.bounds.infeasible[0].item<bool>());
+      expect_close(together.lb[b], alone.lb[0], "lb");
+      expect_close(together.a_input[b], alone.a_input[0], "a_input");
+      for (size_t j = 0; j < relus.size(); ++j) {
+        expect_close(together.bounds.lower[j][b], alone.bounds.lower[j][0], "lower");
+        expect_close(together.bounds.upper[j][b], alone.bounds.upper[j][0], "upper");
+        expect_close(together.lambda[j][b], alone.lambda[j][0], "lambda");
+      }
+    }
+  }
+}
+
 TEST(LirpaGraphBab, SplitInsideResidualBlockHoldsSampledPoints) {
   at::manual_seed(7);
   Graph g = load_onnx_bytes(random_resnet());

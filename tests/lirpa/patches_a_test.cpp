@@ -97,6 +97,38 @@ TEST(LirpaPatchesA, RelaxContractConcretizeMatchDense) {
   }
 }
 
+// Row groups (a_matrix.h): a relaxation or a box with one entry per group of S / G rows (one
+// per branch-and-bound domain) acts on each row as that entry spread to every row would.
+TEST(LirpaPatchesA, RowGroupsActAsTheirEntrySpreadToEveryRow) {
+  at::manual_seed(13);
+  const int64_t s = 12, groups = 3;
+  for (const ConvCase& c : cases()) {
+    at::Tensor w = at::randn(c.w_shape, at::kDouble);
+    APtr unit = random_unit_rows(c.in_shape, s);
+    APtr patches = random_unit_rows(conv_out_shape(c), s)->through_conv(w, c.geo, c.in_shape, at::kDouble);
+    APtr dense = DenseA::make(at::randn(lead(s, c.in_shape), at::kDouble));
+    for (const APtr& a : {unit, patches, dense}) {
+      ElementwiseRelaxation grouped{at::rand(lead(groups, c.in_shape), at::kDouble),
+                                    at::randn(lead(groups, c.in_shape), at::kDouble),
+                                    at::rand(lead(groups, c.in_shape), at::kDouble),
+                                    at::randn(lead(groups, c.in_shape), at::kDouble)};
+      ElementwiseRelaxation spread{per_row(grouped.lower_d, s), per_row(grouped.lower_b, s),
+                                   per_row(grouped.upper_d, s), per_row(grouped.upper_b, s)};
+      RelaxedRows rg = a->relax(grouped, at::kDouble), rs = a->relax(spread, at::kDouble);
+      expect_same(rg.a, rs.a);
+      EXPECT_TRUE(at::allclose(rg.bias, rs.bias, 1e-12, 1e-12)) << (rg.bias - rs.bias).abs().max();
+      // min over each row's box: sum A+ l_s + A- u_s with the box of the row's group
+      at::Tensor l = at::randn(lead(groups, c.in_shape), at::kDouble);
+      at::Tensor u = l + at::rand(lead(groups, c.in_shape), at::kDouble);
+      at::Tensor ad = a->dense(at::kDouble).reshape({s, -1});
+      at::Tensor ls = per_row(l, s).reshape({s, -1}), us = per_row(u, s).reshape({s, -1});
+      at::Tensor want = (ad.clamp_min(0) * ls + ad.clamp_max(0) * us).sum(1);
+      at::Tensor got = a->concretize_lower(l, u);
+      EXPECT_TRUE(at::allclose(got, want, 1e-12, 1e-12)) << (got - want).abs().max();
+    }
+  }
+}
+
 TEST(LirpaPatchesA, PatchesThroughASecondConv) {
   // conv after conv: the window grows; entries over the padding must not leak through
   at::manual_seed(13);

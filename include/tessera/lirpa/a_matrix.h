@@ -11,6 +11,12 @@
 /// become behind convolutions). Operators act on rows through the virtual methods
 /// (`relax`, `through_conv`, ...); a form without a cheaper way falls back to the dense one.
 ///
+/// Row groups: a tensor that rows read per node position (a relaxation's lines, the box of
+/// `concretize_lower`) is either shaped like the node (shared by every row) or carries a
+/// leading group dimension G that divides S: row s reads entry s / (S / G). G = 1 is shared,
+/// G = S one entry per row (alpha-CROWN's slopes), and between them one entry per domain of
+/// branch and bound, whose rows lie in contiguous blocks of S / G (domain-major).
+///
 /// @code
 ///   auto a = UnitRowsA::identity({50}, /*both_signs=*/true);    // rows [I; -I]
 ///   at::Tensor lb = a->concretize_lower(box_lower, box_upper);  // min over the box
@@ -27,8 +33,8 @@ class AMatrix;
 using APtr = std::shared_ptr<const AMatrix>;
 
 /// An elementwise linear relaxation lower_d x + lower_b <= f(x) <= upper_d x + upper_b of a
-/// node; each tensor is `[1, *node_shape]` (shared by the rows) or `[S, *node_shape]` (per
-/// row), and the biases may be undefined (zero).
+/// node; each tensor is `[G, *node_shape]` in row groups (G = 1 shared by the rows, G = S per
+/// row, or per domain), and the biases may be undefined (zero).
 struct ElementwiseRelaxation {
   at::Tensor lower_d, lower_b, upper_d, upper_b;
 };
@@ -58,7 +64,8 @@ class AMatrix {
   virtual at::Tensor dense(at::ScalarType dtype) const = 0;
   /// `[S]`: sum_i A[s, i] v[i] for a constant `v` broadcastable to node_shape.
   virtual at::Tensor contract(const at::Tensor& v) const = 0;
-  /// `[S]`: min over the box l <= x <= u of A x (l, u shaped node_shape).
+  /// `[S]`: min over the box l <= x <= u of A x (l, u shaped node_shape, or `[G, *node_shape]`
+  /// in row groups: one box per domain).
   virtual at::Tensor concretize_lower(const at::Tensor& l, const at::Tensor& u) const = 0;
   /// The same rows viewed on a node of another shape with the same number of elements.
   virtual APtr reshaped(const std::vector<int64_t>& shape) const = 0;
@@ -118,5 +125,16 @@ class UnitRowsA final : public AMatrix {
 
 /// Sum of two A matrices over the same node (dense unless both are absent).
 APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype);
+
+/// The number of row groups G of `t` read by `rows` rows over a node of `node_dims`
+/// dimensions: 1 when `t` has no leading dimension, else its first size (checked to divide
+/// `rows`).
+int64_t row_groups(const at::Tensor& t, size_t node_dims, int64_t rows);
+
+/// `t` (`[G, ...]` in row groups) with one entry per row, `[rows, ...]`: t[s / (rows / G)].
+at::Tensor per_row(const at::Tensor& t, int64_t rows);
+
+/// Elementwise a * t for rows `a` `[S, *node_shape]` and `t` in row groups (or node-shaped).
+at::Tensor times_grouped(const at::Tensor& a, const at::Tensor& t);
 
 }  // namespace tessera::lirpa

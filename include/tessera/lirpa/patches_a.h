@@ -46,11 +46,9 @@ class PatchesA final : public AMatrix {
   static bool fits(const std::vector<int64_t>& shape);
 
  private:
-  /// Windows `[S, C, KH, KW]` of `t` (zero outside the node): `t` shaped like the node
-  /// (or broadcastable to it) when `per_row` is false, `[S, *node_shape]` otherwise.
-  at::Tensor windows(const at::Tensor& t, bool per_row) const;
-  /// Windows of a relaxation tensor `[1 | S, *node_shape]`.
-  at::Tensor relaxation_windows(const at::Tensor& t) const;
+  /// Windows `[S, C, KH, KW]` of `t` (zero outside the node): `t` shaped like the node (or
+  /// broadcastable to it), or `[G, *node_shape]` in row groups (a_matrix.h).
+  at::Tensor windows(const at::Tensor& t) const;
   /// The kernel with the entries outside the node set to zero.
   at::Tensor masked_kernel() const;
 

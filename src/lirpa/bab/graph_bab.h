@@ -63,10 +63,11 @@ struct GraphBounded {
 /// domain (s z >= 0 there), and the CROWN bound of the right side, rows -beta s added at each
 /// split ReLU's input, is maximised over beta by projected Adam (the best bound per row kept).
 /// It makes a domain whose every unstable ReLU is split exact (LP duality) where CROWN alone
-/// is not. The signature takes a batch; the domains are bounded one after another today (the
-/// graph engine's bounds carry no domain dimension yet). `stop` (may be empty) is asked before
-/// each domain; once it says true the rest are left unbounded (lb -inf, `bounded` tells how
-/// many were done) and the caller must discard the batch.
+/// is not. The domains are bounded together: the graph engine's state then carries D domains
+/// (every bound `[D, *shape]`, every backward pass D blocks of rows), one state for the domains
+/// that reuse their parent's bounds up to the same ReLU node. `stop` (may be empty) is asked
+/// before each such group; once it says true the rest are left unbounded (lb -inf, `bounded`
+/// tells how many were done) and the caller must discard the batch.
 GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                                  const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha = nullptr,
                                  const BetaOptions* beta = nullptr, const std::function<bool()>& stop = {});

@@ -31,28 +31,41 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-struct OneDomain {
-  at::Tensor lb;                          // [K]
-  std::vector<at::Tensor> lower, upper;   // per ReLU node [n_j]
-  std::vector<at::Tensor> lambda;         // per ReLU node [K, n_j]
-  at::Tensor a_input;                     // [K, n_in]
-  bool infeasible = false;
-};
-
-// The dense rows [K, n] recorded at `node` (zeros when no row reached it).
-at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t k, int64_t n) {
-  auto it = rec.find(node);
-  if (it == rec.end() || !it->second) return at::zeros({k, n}, at::kDouble);
-  return it->second->dense(at::kDouble).reshape({k, n});
+// [n, *shape] of node `id`.
+std::vector<int64_t> lead(const Graph& graph, int id, int64_t n) {
+  std::vector<int64_t> s{n};
+  s.insert(s.end(), graph.node(id).shape.begin(), graph.node(id).shape.end());
+  return s;
 }
 
-// beta-CROWN on the final rows of one domain (intermediate bounds fixed in `state`): the best
-// lower bounds of c y - rhs over the multipliers, at least `lb`.
+// The dense rows [D, K, n] recorded at `node` for D domains (zeros when no row reached it).
+at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t domains, int64_t k, int64_t n) {
+  auto it = rec.find(node);
+  if (it == rec.end() || !it->second) return at::zeros({domains, k, n}, at::kDouble);
+  return it->second->dense(at::kDouble).reshape({domains, k, n});
+}
+
+// The state restricted to the domains `keep` (their bounds and limits).
+BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
+  BoundState out(state.bounds.size());
+  auto pick = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
+    if (!b) return std::nullopt;
+    return Interval{b->lower.index_select(0, keep), b->upper.index_select(0, keep)};
+  };
+  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = pick(state.bounds[i]);
+  out.limits.resize(state.limits.size());
+  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = pick(state.limits[i]);
+  return out;
+}
+
+// beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
+// rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
+// multipliers, at least `lb`. Each domain's multipliers are its own rows of beta.
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o) {
   at::AutoGradMode grad(true);
-  const int64_t k = rows->rows();
+  const int64_t domains = lb.size(0), k = lb.size(1), s = rows->rows();
   std::vector<size_t> with;  // ReLU nodes with splits
   for (size_t j = 0; j < relus.size(); ++j)
     if ((split[j] != 0).any().item<bool>()) with.push_back(j);
@@ -60,8 +73,9 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   std::vector<at::Tensor> beta, sign;
   std::vector<AdamSlot> slots;
   for (size_t j : with) {
-    beta.push_back(at::zeros({k, relus[j].size}, at::kDouble));
-    sign.push_back(split[j].to(at::kDouble).unsqueeze(0));  // [1, n_j]: +1 z >= 0, -1 z <= 0, 0 free
+    beta.push_back(at::zeros({s, relus[j].size}, at::kDouble));
+    // [S, n_j]: +1 z >= 0, -1 z <= 0, 0 free, the split of each row's domain
+    sign.push_back(per_row(split[j].to(at::kDouble), s).contiguous());
     slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
   }
   AlphaOptions adam;  // Adam's moment decays
@@ -75,17 +89,15 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       at::Tensor bt = beta[i].detach().requires_grad_(true);
       params.push_back(bt);
       const GraphRelu& r = relus[with[i]];
-      std::vector<int64_t> shape{k};
-      shape.insert(shape.end(), graph.node(r.input).shape.begin(), graph.node(r.input).shape.end());
-      at::Tensor rows_z = (-bt * sign[i]).reshape(shape);  // -beta s z: <= 0 on the domain
+      at::Tensor rows_z = (-bt * sign[i]).reshape(lead(graph, r.input, s));  // -beta s z: <= 0 on the domain
       auto e = extra.find(r.input);
       extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
     }
     state.extra_rows = &extra;
-    at::Tensor cur = crown_lower(graph, state, env, graph.output_id(), rows, false) - rhs;
+    at::Tensor cur = crown_lower(graph, state, env, graph.output_id(), rows, false).reshape({domains, k}) - rhs;
     state.extra_rows = nullptr;
     best = at::max(best, cur.detach());
-    if (best.max().item<double>() > 0) break;  // some row positive: the domain is verified
+    if ((best.amax(1) > 0).all().item<bool>()) break;  // some row positive in every domain: all verified
     auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
     for (size_t i = 0; i < with.size(); ++i)
       if (grads[i].defined()) adam_step(beta[i], grads[i], slots[i], adam, lr, it, INFINITY);
@@ -94,68 +106,83 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   return best;
 }
 
-OneDomain bound_one(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d, int64_t b,
-                    const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha, const BetaOptions* beta) {
+// The bounds of the domains `sel` of `d`, bounded together: one state with D = |sel| domains
+// whose inherited bounds of ReLU nodes 0..reuse are taken as they are.
+struct BatchBounds {
+  at::Tensor lb;                          // [D, K]
+  std::vector<at::Tensor> lower, upper;   // per ReLU node [D, n_j]
+  std::vector<at::Tensor> lambda;         // per ReLU node [D, K, n_j]
+  at::Tensor a_input;                     // [D, K, n_in]
+  at::Tensor infeasible;                  // [D] bool
+};
+
+BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
+                        const at::Tensor& sel, int64_t reuse, const at::Tensor& c, const at::Tensor& rhs,
+                        const AlphaOptions* alpha, const BetaOptions* beta) {
   at::NoGradGuard no_grad;
   OpEnv env{graph.params(), at::kDouble};
+  const int64_t domains = sel.numel(), k = c.size(0), n_in = graph.input_size();
   BoundState state(graph.nodes().size());
   state.limits.resize(graph.nodes().size());
-  auto lead = [&](int id) {  // [1, *shape]
-    std::vector<int64_t> s{1};
-    s.insert(s.end(), graph.node(id).shape.begin(), graph.node(id).shape.end());
-    return s;
-  };
-  state.bounds[0] = Interval{d.xl.reshape(lead(0)), d.xu.reshape(lead(0))};
+  state.bounds[0] = Interval{d.xl.reshape({1, n_in}).expand({domains, n_in}).reshape(lead(graph, 0, domains)),
+                             d.xu.reshape({1, n_in}).expand({domains, n_in}).reshape(lead(graph, 0, domains))};
   const bool inherit = !d.lower.empty();
-  const int64_t reuse = d.reuse_upto.defined() ? d.reuse_upto[b].item<int64_t>() : -1;
   for (size_t j = 0; j < relus.size(); ++j) {
-    at::Tensor s = d.split[j][b];
-    at::Tensor l = inherit ? d.lower[j][b] : at::full({relus[j].size}, -kInf, at::kDouble);
-    at::Tensor u = inherit ? d.upper[j][b] : at::full({relus[j].size}, kInf, at::kDouble);
+    const GraphRelu& r = relus[j];
+    at::Tensor s = d.split[j].index_select(0, sel);
+    at::Tensor l = inherit ? d.lower[j].index_select(0, sel) : at::full({domains, r.size}, -kInf, at::kDouble);
+    at::Tensor u = inherit ? d.upper[j].index_select(0, sel) : at::full({domains, r.size}, kInf, at::kDouble);
     l = at::where(s > 0, l.clamp_min(0), l);  // active: z >= 0
     u = at::where(s < 0, u.clamp_max(0), u);  // inactive: z <= 0
-    Interval lim{l.reshape(lead(relus[j].input)), u.reshape(lead(relus[j].input))};
+    Interval lim{l.reshape(lead(graph, r.input, domains)), u.reshape(lead(graph, r.input, domains))};
     // several ReLU nodes on one input: every limit applies
-    state.limits[relus[j].input] = limited(state, relus[j].input, lim);
+    state.limits[r.input] = limited(state, r.input, lim);
   }
   if (inherit) {
     for (int64_t j = 0; j <= reuse && j < static_cast<int64_t>(relus.size()); ++j)
       state.bounds[relus[j].input] = state.limits[relus[j].input];
   }
   crown_intermediate(graph, state, env, graph.output_id());
-  OneDomain out;
+  BatchBounds out;
+  out.infeasible = at::zeros({domains}, at::kBool);
   for (const GraphRelu& r : relus) {
     const Interval& z = *state.bounds[r.input];
-    out.lower.push_back(z.lower.reshape({-1}));
-    out.upper.push_back(z.upper.reshape({-1}));
-    out.infeasible = out.infeasible || (z.lower > z.upper).any().item<bool>();
+    out.lower.push_back(z.lower.reshape({domains, -1}));
+    out.upper.push_back(z.upper.reshape({domains, -1}));
+    out.infeasible = out.infeasible.logical_or((out.lower.back() > out.upper.back()).any(1));
   }
-  const int64_t k = c.size(0), n_in = graph.input_size();
-  if (out.infeasible) {  // the constraints contradict each other: nothing to prove
-    out.lb = at::full({k}, kInf, at::kDouble);
-    for (const GraphRelu& r : relus) out.lambda.push_back(at::zeros({k, r.size}, at::kDouble));
-    out.a_input = at::zeros({k, n_in}, at::kDouble);
-    return out;
-  }
-  APtr rows = spec_side(graph, c, at::kDouble, 1.0);
+  // K rows c per domain, domain-major
+  at::Tensor c_rows = c.to(at::kDouble).repeat({domains, 1});
+  APtr rows = DenseA::make(c_rows.reshape(lead(graph, graph.output_id(), domains * k)));
   std::map<int, APtr> rec{{0, nullptr}};
   for (const GraphRelu& r : relus) rec[r.node] = nullptr;
   state.record = &rec;
-  out.lb = crown_lower(graph, state, env, graph.output_id(), rows, false) - rhs;
+  out.lb = crown_lower(graph, state, env, graph.output_id(), rows, false).reshape({domains, k}) - rhs;
   state.record = nullptr;
-  for (const GraphRelu& r : relus) out.lambda.push_back(recorded(rec, r.node, k, r.size));
-  out.a_input = recorded(rec, 0, k, n_in);
+  for (const GraphRelu& r : relus) out.lambda.push_back(recorded(rec, r.node, domains, k, r.size));
+  out.a_input = recorded(rec, 0, domains, k, n_in);
   if (alpha) {
     int steps = 0;
     at::AutoGradMode grad(true);
-    at::Tensor lb = alpha_crown_lower(graph, state, env, rows, *alpha, steps).detach() - rhs;
+    at::Tensor lb = alpha_crown_lower(graph, state, env, rows, *alpha, steps).detach().reshape({domains, k}) - rhs;
     out.lb = at::max(out.lb, lb);  // both sound: the better one
   }
-  if (beta && out.lb.max().item<double>() <= 0) {
+  // split multipliers for the domains that are still open (and feasible)
+  at::Tensor open = at::nonzero((out.lb.amax(1) <= 0).logical_and(out.infeasible.logical_not())).reshape({-1});
+  if (beta && open.numel() > 0) {
+    BoundState sub = open.numel() == domains ? std::move(state) : select_domains(state, open);
     std::vector<at::Tensor> split;
-    for (const at::Tensor& s : d.split) split.push_back(s[b]);
-    out.lb = optimise_beta(graph, state, env, relus, split, rows, rhs, out.lb, *beta);
+    for (const at::Tensor& sp : d.split) split.push_back(sp.index_select(0, sel).index_select(0, open));
+    APtr open_rows = DenseA::make(c.to(at::kDouble).repeat({open.numel(), 1}).reshape(
+        lead(graph, graph.output_id(), open.numel() * k)));
+    at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta);
+    out.lb.index_copy_(0, open, lb);
   }
+  // the constraints of an infeasible domain contradict each other: nothing to prove there
+  at::Tensor bad = out.infeasible.view({domains, 1});
+  out.lb = at::where(bad, at::full_like(out.lb, kInf), out.lb);
+  for (at::Tensor& l : out.lambda) l.masked_fill_(bad.view({domains, 1, 1}), 0.0);
+  out.a_input.masked_fill_(bad.view({domains, 1, 1}), 0.0);
   return out;
 }
 
@@ -174,18 +201,23 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
     out.bounds.upper.push_back(at::full({batch, r.size}, kInf, at::kDouble));
     out.lambda.push_back(at::zeros({batch, k, r.size}, at::kDouble));
   }
-  for (int64_t b = 0; b < batch; ++b) {
+  // domains that reuse their parent's bounds up to the same ReLU node are bounded together
+  std::map<int64_t, std::vector<int64_t>> by_reuse;
+  for (int64_t b = 0; b < batch; ++b)
+    by_reuse[d.reuse_upto.defined() ? d.reuse_upto[b].item<int64_t>() : -1].push_back(b);
+  for (const auto& [reuse, members] : by_reuse) {
     if (stop && stop()) break;
-    OneDomain one = bound_one(graph, relus, d, b, c, rhs, alpha, beta);
-    out.lb.select(0, b).copy_(one.lb);
-    out.a_input.select(0, b).copy_(one.a_input);
-    out.bounds.infeasible.select(0, b).fill_(one.infeasible);
+    at::Tensor sel = at::tensor(members, at::kLong);
+    BatchBounds one = bound_batch(graph, relus, d, sel, reuse, c, rhs, alpha, beta);
+    out.lb.index_copy_(0, sel, one.lb);
+    out.a_input.index_copy_(0, sel, one.a_input);
+    out.bounds.infeasible.index_copy_(0, sel, one.infeasible);
     for (size_t j = 0; j < relus.size(); ++j) {
-      out.bounds.lower[j].select(0, b).copy_(one.lower[j]);
-      out.bounds.upper[j].select(0, b).copy_(one.upper[j]);
-      out.lambda[j].select(0, b).copy_(one.lambda[j]);
+      out.bounds.lower[j].index_copy_(0, sel, one.lower[j]);
+      out.bounds.upper[j].index_copy_(0, sel, one.upper[j]);
+      out.lambda[j].index_copy_(0, sel, one.lambda[j]);
     }
-    out.bounded = b + 1;
+    out.bounded += sel.numel();
   }
   return out;
 }
@@ -248,8 +280,7 @@ void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::T
 
 BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   const VerifyOptions& o = ctx.options;
-  // domains are bounded one by one: small batches keep the pool's order fresh
-  const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 8;
+  const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 64;  // BabOptions: 64 for ReLU splitting
   const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
   Layout lay{relus.size()};
   BabOutcome out;

@@ -31,9 +31,10 @@ class MaxPoolOp final : public BoundOp {
     at::Tensor umax = at::max_pool2d(u4, win_.kernel, win_.stride, win_.pad, win_.dilation, ceil_);
     at::Tensor ad = a->dense(env.dtype);
     int64_t s = ad.size(0);
-    at::Tensor a4 = merge_lead(ad, 3);                      // [S*B, C, H', W'] with B = 1
+    at::Tensor a4 = merge_lead(ad, 3);                      // [S, C, H', W']
     at::Tensor pos = a4.clamp_min(0), neg = a4.clamp_max(0);
-    at::Tensor idx_s = idx.expand({s, idx.size(1), idx.size(2), idx.size(3)}).contiguous();
+    at::Tensor idx_s = per_row(idx, s).contiguous();        // the argmax of each row's group
+    umax = per_row(umax, s);
     at::Tensor like = at::zeros({s, l4.size(1), l4.size(2), l4.size(3)}, a4.options());
     // A+ on x_j (scatter to the argmax of the lower bounds); A- on the constant max u
     at::Tensor ax = at::max_pool2d_with_indices_backward(pos, like, win_.kernel, win_.stride, win_.pad,

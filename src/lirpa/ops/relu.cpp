@@ -33,9 +33,10 @@ class ReluOp final : public BoundOp {
     at::Tensor d = upper_slope({l, u});                   // d = u+ / (u+ - l-)
     at::Tensor upper_b = -l.clamp_max(0) * d;              // y <= d (x - l-)
     at::Tensor lower_d = (d > 0.5).to(env.dtype);          // adaptive slope
-    if (ctx.alpha.defined()) {
-      at::Tensor unstable = (l < 0).logical_and(u > 0);
-      lower_d = at::where(unstable, ctx.alpha.clamp(0, 1), lower_d);  // stable: exact slope
+    if (ctx.alpha.defined()) {  // slopes per row: the bounds' row groups spread over the rows
+      const int64_t rows = ctx.alpha.size(0);
+      at::Tensor unstable = per_row((l < 0).logical_and(u > 0), rows);
+      lower_d = at::where(unstable, ctx.alpha.clamp(0, 1), per_row(lower_d, rows));  // stable: exact slope
     }
     return relaxed_backward(a, {lower_d, at::zeros_like(l), d, upper_b}, env.dtype);
   }
