@@ -66,7 +66,7 @@ void bench_logdet(int64_t m) {
 
 void bench_eigsh(int64_t m) {
   SparseTensor a = poisson2d(m);
-  for (const std::string backend : {"native", "spectra"}) {
+  for (EigshBackend backend : {EigshBackend::Native, EigshBackend::Spectra}) {
     for (Which which : {Which::Smallest, Which::Largest}) {
       EigshOptions o;
       o.k = 6;

@@ -43,43 +43,8 @@ function(tessera_link_layer name)
   endif()
 endfunction()
 
-# Sparse backends: Eigen, SuiteSparse (CHOLMOD, UMFPACK), SuperLU, Spectra, METIS, hypre.
-function(tessera_link_sla_backends target)
-  find_package(Eigen3 3.3 REQUIRED NO_MODULE)
-  find_path(SUITESPARSE_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse REQUIRED)
-  find_library(CHOLMOD_LIBRARY cholmod REQUIRED)
-  find_library(UMFPACK_LIBRARY umfpack REQUIRED)
-  find_library(SUITESPARSECONFIG_LIBRARY suitesparseconfig REQUIRED)
-  find_path(SUPERLU_INCLUDE_DIR slu_ddefs.h PATH_SUFFIXES superlu REQUIRED)
-  find_library(SUPERLU_LIBRARY superlu REQUIRED)
-  find_library(METIS_LIBRARY metis REQUIRED)
-  get_target_property(type ${target} TYPE)
-  set(scope PUBLIC)
-  if(type STREQUAL "INTERFACE_LIBRARY")
-    set(scope INTERFACE)
-  endif()
-  target_include_directories(${target} SYSTEM ${scope}
-    ${SUITESPARSE_INCLUDE_DIR} ${SUPERLU_INCLUDE_DIR})
-  target_link_libraries(${target} ${scope} Eigen3::Eigen
-    ${CHOLMOD_LIBRARY} ${UMFPACK_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${SUPERLU_LIBRARY}
-    ${METIS_LIBRARY})
-  target_compile_definitions(${target} ${scope}
-    TESSERA_WITH_EIGEN=1 TESSERA_WITH_CHOLMOD=1 TESSERA_WITH_UMFPACK=1 TESSERA_WITH_SUPERLU=1
-    TESSERA_WITH_METIS=1)
-  # hypre (libhypre-dev, built with MPI): optional; BoomerAMG throws NotCompiled without it.
-  # The define is set on the two files that use it, so adding hypre rebuilds nothing else.
-  find_path(HYPRE_INCLUDE_DIR HYPRE.h PATH_SUFFIXES hypre)
-  find_library(HYPRE_LIBRARY HYPRE)
-  if(HYPRE_INCLUDE_DIR AND HYPRE_LIBRARY)
-    target_link_libraries(${target} ${scope} ${HYPRE_LIBRARY} MPI::MPI_CXX)
-    set_source_files_properties(
-      ${TESSERA_ROOT}/src/sla/backends/hypre/boomeramg.cpp
-      ${TESSERA_ROOT}/src/sla/precond/native_preconditioner.cpp
-      PROPERTIES COMPILE_DEFINITIONS TESSERA_WITH_HYPRE=1 INCLUDE_DIRECTORIES ${HYPRE_INCLUDE_DIR})
-  else()
-    message(STATUS "hypre not found: the BoomerAMG preconditioner is not compiled in")
-  endif()
-endfunction()
+# Sparse backends (TESSERA_WITH_* switches) and tessera_link_sla_backends.
+include(TesseraSlaBackends)
 
 # Model and property input: ONNX (protobuf), YAML configs.
 function(tessera_link_lirpa_inputs target)

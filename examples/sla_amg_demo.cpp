@@ -16,7 +16,7 @@ namespace sla = tessera::sla;
 void report(const char* name, const sla::SparseTensor& a, sla::Method method, sla::Preconditioner pc) {
   const at::Tensor b = at::ones({a.rows()}, at::kDouble);
   sla::SolveOptions o;
-  o.backend = "native";
+  o.backend = sla::Backend::Native;
   o.method = method;
   o.preconditioner = pc;
   o.rtol = 1e-8;

@@ -53,7 +53,7 @@ nlohmann::json measure(const sla::SparseTensor& pattern, const at::Tensor& b0, c
   at::Tensor x;
   if (mode == "adjoint") {
     sla::SolveOptions options;
-    options.backend = "native";
+    options.backend = sla::Backend::Native;
     options.method = sla::Method::CG;
     options.preconditioner = sla::Preconditioner::None;
     options.rtol = 0.0;                               // run exactly `iterations` steps

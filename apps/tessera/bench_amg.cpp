@@ -40,7 +40,7 @@ double run_case(const std::string& name, const sla::SparseTensor& a, sla::Method
   at::manual_seed(1);
   const at::Tensor b = at::rand({a.rows()}, at::kDouble);
   sla::SolveOptions o;
-  o.backend = "native";
+  o.backend = sla::Backend::Native;
   o.method = method;
   o.preconditioner = pc;
   o.rtol = rtol;

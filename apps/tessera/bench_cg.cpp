@@ -53,9 +53,9 @@ nlohmann::json run_one(const sla::SparseTensor& a, const at::Tensor& b, const Cg
                        const std::string& format, const std::string& pre, double stream) {
   TESSERA_CHECK(format == "stencil" || format == "csr", InvalidInput, "--formats: stencil or csr, got ", format);
   TESSERA_CHECK(pre == "none" || pre == "jacobi", InvalidInput, "--preconditioners: none or jacobi, got ", pre);
-  setenv("TESSERA_SPMV_FORMAT", format == "csr" ? "csr" : "auto", 1);   // what the solver's CsrOperator uses
   sla::SolveOptions opts;
-  opts.backend = "native";
+  opts.backend = sla::Backend::Native;
+  opts.stencil_spmv = format != "csr";   // the product the solver's CsrOperator uses
   opts.method = sla::Method::CG;
   opts.preconditioner = pre == "jacobi" ? sla::Preconditioner::Jacobi : sla::Preconditioner::None;
   opts.rtol = o.iterations > 0 ? 0.0 : o.rtol;
@@ -103,7 +103,6 @@ int run_cg_bench(const CgBenchOptions& o) {
       std::cout << run_one(a, b, o, format, pre, stream).dump() << std::endl;
     }
   }
-  unsetenv("TESSERA_SPMV_FORMAT");
   return 0;
 }
 

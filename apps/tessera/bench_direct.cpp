@@ -42,7 +42,7 @@ int run_direct_bench(const DirectBenchOptions& o) {
     info = result.second;
   }
   nlohmann::json line = {{"bench", "direct"}, {"solver", "tessera-auto"}, {"dof", a.rows()}, {"nnz", a.nnz()},
-                         {"choice_backend", choice.backend}, {"choice_method", sla::to_string(choice.method)},
+                         {"choice_backend", sla::to_string(choice.backend)}, {"choice_method", sla::to_string(choice.method)},
                          {"ran_backend", info.backend}, {"ran_method", sla::to_string(info.method)},
                          {"estimated_factor_bytes", sla::estimated_factor_bytes(a, false)},
                          {"detect_properties_seconds", props_seconds}, {"seconds_median", median(seconds)},

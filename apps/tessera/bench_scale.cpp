@@ -73,7 +73,7 @@ int run_scale_bench(const ScaleBenchOptions& o) {
   at::manual_seed(1);
   const at::Tensor b = at::rand({a.rows()}, at::kDouble);
   sla::SolveOptions so;
-  so.backend = "native";
+  so.backend = sla::Backend::Native;
   so.method = sla::Method::CG;
   so.preconditioner = sla::parse_preconditioner(o.preconditioner);
   so.rtol = o.rtol;

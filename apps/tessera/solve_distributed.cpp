@@ -29,8 +29,8 @@ int run_distributed_solve(const SolveCommandOptions& o) {
   check_matrix_source(o);
   auto comm = dist::world();
   sla::SolveOptions options = to_solve_options(o);
-  TESSERA_CHECK(options.backend == "auto" || options.backend == "native", Unsupported,
-                "under mpirun only the native Krylov backend runs distributed; backend '", options.backend,
+  TESSERA_CHECK(options.backend == sla::Backend::Auto || options.backend == sla::Backend::Native, Unsupported,
+                "under mpirun only the native Krylov backend runs distributed; backend '", sla::to_string(options.backend),
                 "' is single-process (run it without mpirun)");
   TESSERA_CHECK(options.method == sla::Method::Auto || options.method == sla::Method::CG ||
                     options.method == sla::Method::BiCGStab || options.method == sla::Method::GMRES ||

@@ -1,5 +1,6 @@
 // Shared parts of `tessera solve`: option conversion and the printed report.
 
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -17,12 +18,19 @@ void check_matrix_source(const SolveCommandOptions& o) {
 
 sla::SolveOptions to_solve_options(const SolveCommandOptions& o) {
   sla::SolveOptions options;
-  options.backend = o.backend;
+  options.backend = sla::parse_backend(o.backend);
   options.method = sla::parse_method(o.method);
   options.rtol = o.rtol;
   options.atol = o.atol;
   options.maxiter = o.maxiter;
   options.preconditioner = sla::parse_preconditioner(o.preconditioner);
+  // the one environment setting of `tessera solve`, read here at the edge (README)
+  if (const char* budget = std::getenv("TESSERA_SOLVE_MEMORY_BUDGET")) {
+    const double bytes = std::atof(budget);
+    TESSERA_CHECK(bytes > 0, InvalidInput, "TESSERA_SOLVE_MEMORY_BUDGET must be a positive number of bytes, got '",
+                  budget, "'");
+    options.memory_budget_bytes = bytes;
+  }
   return options;
 }
 

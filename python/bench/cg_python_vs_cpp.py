@@ -55,7 +55,6 @@ def main():
 
     exe = pathlib.Path(a.build) / "tessera"
     torch.set_num_threads(a.threads)
-    os.environ.setdefault("TESSERA_SPMV_FORMAT", "auto")  # what `bench cg --formats stencil` sets
     A = sla.poisson2d(a.n)
     torch.manual_seed(0)
     b = torch.randn(A.shape[0], dtype=torch.float64)

@@ -66,7 +66,9 @@ std::string solve_info_repr(const SolveInfo& i) {
 void bind_options(py::module_& m) {
   py::class_<SolveOptions>(m, "SolveOptions", "Options of a sparse solve (see tessera/sla/solve_options.h).")
       .def(py::init<>())
-      .def_readwrite("backend", &SolveOptions::backend)
+      .def_property(
+          "backend", [](const SolveOptions& o) { return std::string(to_string(o.backend)); },
+          [](SolveOptions& o, const std::string& s) { o.backend = parse_backend(s); })
       .def_property(
           "method", [](const SolveOptions& o) { return std::string(to_string(o.method)); },
           [](SolveOptions& o, const std::string& s) { o.method = parse_method(s); })
@@ -76,7 +78,9 @@ void bind_options(py::module_& m) {
       .def_readwrite("rtol", &SolveOptions::rtol)
       .def_readwrite("atol", &SolveOptions::atol)
       .def_readwrite("maxiter", &SolveOptions::maxiter)
-      .def_readwrite("gmres_restart", &SolveOptions::gmres_restart);
+      .def_readwrite("gmres_restart", &SolveOptions::gmres_restart)
+      .def_readwrite("memory_budget_bytes", &SolveOptions::memory_budget_bytes)
+      .def_readwrite("stencil_spmv", &SolveOptions::stencil_spmv);
 
   py::class_<SolveInfo>(m, "SolveInfo", "Outcome of a solve: status, backend and method that ran, iterations, residual.")
       .def_readonly("backend", &SolveInfo::backend)
@@ -95,12 +99,16 @@ void bind_options(py::module_& m) {
           "which", [](const EigshOptions& o) { return std::string(to_string(o.which)); },
           [](EigshOptions& o, const std::string& s) { o.which = parse_which(s); })
       .def_readwrite("sigma", &EigshOptions::sigma)
-      .def_readwrite("backend", &EigshOptions::backend)
+      .def_property(
+          "backend", [](const EigshOptions& o) { return std::string(to_string(o.backend)); },
+          [](EigshOptions& o, const std::string& s) { o.backend = parse_eigsh_backend(s); })
       .def_readwrite("tol", &EigshOptions::tol)
       .def_readwrite("ncv", &EigshOptions::ncv)
       .def_readwrite("block_size", &EigshOptions::block_size)
       .def_readwrite("maxiter", &EigshOptions::maxiter)
-      .def_readwrite("solver_backend", &EigshOptions::solver_backend)
+      .def_property(
+          "solver_backend", [](const EigshOptions& o) { return std::string(to_string(o.solver_backend)); },
+          [](EigshOptions& o, const std::string& s) { o.solver_backend = parse_backend(s); })
       .def_readwrite("seed", &EigshOptions::seed);
 
   py::class_<EigshInfo>(m, "EigshInfo", "Outcome of eigsh: status, backend, iterations, true residuals.")
@@ -117,7 +125,11 @@ void bind_options(py::module_& m) {
                               "', iterations=", i.iterations, ", max_residual=", i.max_residual, ")");
       });
 
-  py::class_<DetOptions>(m, "DetOptions").def(py::init<>()).def_readwrite("backend", &DetOptions::backend);
+  py::class_<DetOptions>(m, "DetOptions")
+      .def(py::init<>())
+      .def_property(
+          "backend", [](const DetOptions& o) { return std::string(to_string(o.backend)); },
+          [](DetOptions& o, const std::string& s) { o.backend = parse_backend(s); });
 
   py::class_<DetInfo>(m, "DetInfo", "Outcome of det/logdet/slogdet: status, backend and method that ran.")
       .def_readonly("backend", &DetInfo::backend)

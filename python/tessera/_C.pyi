@@ -27,6 +27,8 @@ class sla:
         atol: float
         maxiter: int
         gmres_restart: int
+        memory_budget_bytes: float
+        stencil_spmv: bool
 
     class SolveInfo:
         backend: str

@@ -57,7 +57,7 @@ NonlinearInfo = _sla.NonlinearInfo
 
 
 def _solve_options(backend="auto", method="auto", preconditioner="jacobi", rtol=1e-10, atol=0.0, maxiter=0,
-                   gmres_restart=50):
+                   gmres_restart=50, memory_budget_bytes=2.0 * 1024**3, stencil_spmv=True):
     o = _sla.SolveOptions()
     o.backend = str(backend)
     o.method = str(method).lower()
@@ -66,6 +66,8 @@ def _solve_options(backend="auto", method="auto", preconditioner="jacobi", rtol=
     o.atol = float(atol)
     o.maxiter = int(maxiter)
     o.gmres_restart = int(gmres_restart)
+    o.memory_budget_bytes = float(memory_budget_bytes)
+    o.stencil_spmv = bool(stencil_spmv)
     return o
 
 

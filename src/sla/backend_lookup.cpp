@@ -16,23 +16,24 @@ BackendLookup& current() {
 
 void set_backend_lookup_for_testing(BackendLookup lookup) { current() = std::move(lookup); }
 
-std::unique_ptr<DirectBackend> direct_backend(const std::string& name) {
-  return current().make ? current().make(name) : make_direct_backend(name);
+std::unique_ptr<DirectBackend> direct_backend(Backend backend) {
+  return current().make ? current().make(backend) : make_direct_backend(backend);
 }
 
-std::vector<std::string> direct_backends_compiled() {
+std::vector<Backend> direct_backends_compiled() {
   return current().compiled ? current().compiled() : compiled_direct_backends();
 }
 
-std::string preferred_direct_backend(Method method) {
-  const std::vector<std::string> compiled = direct_backends_compiled();
-  const std::vector<std::string> order = method == Method::LU ? std::vector<std::string>{"umfpack", "superlu", "eigen"}
-                                                              : std::vector<std::string>{"cholmod", "eigen"};
-  for (const std::string& name : order) {
-    if (std::find(compiled.begin(), compiled.end(), name) == compiled.end()) continue;
-    if (direct_backend(name)->supports(method)) return name;
+Backend preferred_direct_backend(Method method) {
+  const std::vector<Backend> compiled = direct_backends_compiled();
+  const std::vector<Backend> order = method == Method::LU
+                                         ? std::vector<Backend>{Backend::Umfpack, Backend::Superlu, Backend::Eigen}
+                                         : std::vector<Backend>{Backend::Cholmod, Backend::Eigen};
+  for (Backend backend : order) {
+    if (std::find(compiled.begin(), compiled.end(), backend) == compiled.end()) continue;
+    if (direct_backend(backend)->supports(method)) return backend;
   }
-  return {};
+  return Backend::Auto;
 }
 
 }  // namespace tessera::sla::detail

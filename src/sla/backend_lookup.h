@@ -4,7 +4,6 @@
 
 #include <functional>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "tessera/sla/backends/direct_backend.h"
@@ -12,18 +11,18 @@
 namespace tessera::sla::detail {
 
 struct BackendLookup {
-  std::function<std::unique_ptr<DirectBackend>(const std::string&)> make;
-  std::function<std::vector<std::string>()> compiled;
+  std::function<std::unique_ptr<DirectBackend>(Backend)> make;
+  std::function<std::vector<Backend>()> compiled;
 };
 
 /// Installs `lookup` (both members set) or, with an empty one, restores the default.
 void set_backend_lookup_for_testing(BackendLookup lookup);
 
-std::unique_ptr<DirectBackend> direct_backend(const std::string& name);
-std::vector<std::string> direct_backends_compiled();
+std::unique_ptr<DirectBackend> direct_backend(Backend backend);
+std::vector<Backend> direct_backends_compiled();
 
 /// The preferred compiled backend providing `method`: CHOLMOD then Eigen for Cholesky and
-/// LDLT, UMFPACK then SuperLU then Eigen for LU. Empty when none is compiled in.
-std::string preferred_direct_backend(Method method);
+/// LDLT, UMFPACK then SuperLU then Eigen for LU. Backend::Auto when none is compiled in.
+Backend preferred_direct_backend(Method method);
 
 }  // namespace tessera::sla::detail

@@ -9,10 +9,8 @@
 
 #include "sla/backend_lookup.h"
 #include "sla/backends/native/krylov.h"
-#include "sla/precond/native_preconditioner.h"
 #include "tessera/core/error.h"
 #include "tessera/core/threads.h"
-#include "tessera/sla/backends/iterative_backend.h"
 
 namespace tessera::sla::detail {
 namespace {
@@ -65,19 +63,18 @@ BatchSolver::BatchSolver(const SparseTensor& a, const SolveOptions& options)
   choice_ = choose_solver(a_, props, options_);
   const int64_t batch = a_.batch_size();
   elements_.resize(batch);
-  at::Tensor diagonals = a_.diagonal().reshape({batch, a_.rows()});
+  std::unique_ptr<IterativeBackend> iterative;
+  if (is_krylov(choice_.method)) {
+    iterative = make_iterative_backend(choice_.backend);
+    TESSERA_CHECK(iterative->supports(options_.preconditioner), Unsupported, "preconditioner '",
+                  to_string(options_.preconditioner), "' is not provided by the iterative backend ",
+                  iterative->name());
+  }
   for (int64_t i = 0; i < batch; ++i) {
     Element& e = elements_[i];
     e.method = choice_.method;
-    const bool iterative = choice_.backend == "native" ||
-                           (choice_.backend == "eigen" && (e.method == Method::CG || e.method == Method::BiCGStab));
     if (iterative) {
-      e.diagonal = diagonals[i];
-      if (NativePreconditioner::handles(options_.preconditioner)) {
-        TESSERA_CHECK(choice_.backend == "native", Unsupported, "preconditioner '",
-                      to_string(options_.preconditioner), "' is for the native Krylov solvers, not ", choice_.backend);
-        e.preconditioner = NativePreconditioner::build(csr_of(a_, i), options_, props.symmetric);   // set-up once
-      }
+      e.iterative = iterative->prepare(a_, i, options_);   // operator and preconditioner set up once
     } else {
       prepare_direct(i, e);
     }
@@ -97,9 +94,9 @@ void BatchSolver::prepare_direct(int64_t index, Element& e) {
     std::unique_ptr<DirectBackend> other;
     DirectBackend* use = backend.get();
     if (!backend->supports(next)) {
-      const std::string name = next == Method::LU ? preferred_direct_backend(next) : std::string();
-      if (name.empty()) continue;
-      other = direct_backend(name);
+      const Backend lu = next == Method::LU ? preferred_direct_backend(next) : Backend::Auto;
+      if (lu == Backend::Auto) continue;
+      other = direct_backend(lu);
       use = other.get();
     }
     e.message = "Cholesky found a non-positive pivot; fell back to " + std::string(to_string(next)) + " (" +
@@ -126,7 +123,7 @@ at::Tensor BatchSolver::solve(const at::Tensor& b, bool transpose, SolveInfo& in
 
 at::Tensor BatchSolver::solve_element(int64_t index, const at::Tensor& b, bool transpose, SolveInfo& info) {
   Element& e = elements_[index];
-  if (!e.factor) return solve_native(index, b, transpose, info);
+  if (e.iterative) return solve_iterative(e, b, transpose, info);
   info.backend = e.factor->backend();
   info.method = e.factor->method();
   info.status = e.factor->status();
@@ -140,7 +137,7 @@ at::Tensor BatchSolver::solve_element(int64_t index, const at::Tensor& b, bool t
     core::ScopedBlasThreads blas(1);
     x = e.factor->solve(b.contiguous(), transpose);                      // x = A^{-1} b or A^{-T} b
   }
-  info.residual = relative_residual(csr_operator(a_, index, transpose), x, b);
+  info.residual = relative_residual(csr_operator(a_, index, transpose, options_.stencil_spmv), x, b);
   // A backward-stable factorisation leaves a tiny residual even when A is ill-conditioned; a
   // large or non-finite one means a (near-)zero pivot slipped through: report it.
   if (!(info.residual <= kDirectResidualLimit)) {
@@ -152,45 +149,18 @@ at::Tensor BatchSolver::solve_element(int64_t index, const at::Tensor& b, bool t
   return x;
 }
 
-at::Tensor BatchSolver::solve_native(int64_t index, const at::Tensor& b, bool transpose, SolveInfo& info) {
-  Element& e = elements_[index];
-  if (choice_.backend == "eigen") {   // Eigen's CG / BiCGStab through the iterative interface
-    SolveOptions opts = options_;
-    opts.method = e.method;
-    IterativeResult r = make_iterative_backend("eigen")->solve(a_.to_csr_matrix(index), b.contiguous(), opts, transpose);
-    info = r.info;
-    return r.x;
+at::Tensor BatchSolver::solve_iterative(Element& e, const at::Tensor& b, bool transpose, SolveInfo& info) {
+  IterativeResult r = e.iterative->solve(b, transpose, e.method);
+  // Properties were a guess: CG -> MINRES on negative curvature, BiCGStab -> GMRES on breakdown.
+  const bool retry = choice_.allow_fallback &&
+                     ((e.method == Method::CG && r.info.status == SolveStatus::NotPositiveDefinite) ||
+                      (e.method == Method::BiCGStab && r.info.status == SolveStatus::Breakdown));
+  if (retry) {
+    e.method = e.method == Method::CG ? Method::MINRES : Method::GMRES;
+    r = e.iterative->solve(b, transpose, e.method);
   }
-  const LinearOperator op = csr_operator(a_, index, transpose);
-  const LinearOperator* pc = e.preconditioner ? &e.preconditioner->op(transpose) : nullptr;
-  if (e.preconditioner && e.preconditioner->status() != SolveStatus::Converged) {   // set-up broke down
-    info.backend = "native";
-    info.method = e.method;
-    info.status = e.preconditioner->status();
-    info.message = e.preconditioner->message();
-    info.residual = std::numeric_limits<double>::infinity();
-    return at::full_like(b, std::numeric_limits<double>::quiet_NaN());
-  }
-  std::vector<at::Tensor> columns;
-  for (int64_t c = 0; c < b.size(1); ++c) {
-    SolveOptions opts = options_;
-    opts.method = e.method;
-    SolveInfo part;
-    at::Tensor x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part, nullptr, pc);
-    // Properties were a guess: CG -> MINRES on negative curvature, BiCGStab -> GMRES on breakdown.
-    const bool retry = choice_.allow_fallback &&
-                       ((e.method == Method::CG && part.status == SolveStatus::NotPositiveDefinite) ||
-                        (e.method == Method::BiCGStab && part.status == SolveStatus::Breakdown));
-    if (retry) {
-      e.method = e.method == Method::CG ? Method::MINRES : Method::GMRES;
-      opts.method = e.method;
-      part = SolveInfo{};
-      x = krylov_solve(op, e.diagonal, b.select(1, c), opts, part, nullptr, pc);
-    }
-    merge_info(info, part);
-    columns.push_back(x);
-  }
-  return columns.size() == 1 ? columns.front().unsqueeze(1) : at::stack(columns, 1);   // one column: no copy
+  info = r.info;
+  return r.x;
 }
 
 }  // namespace tessera::sla::detail

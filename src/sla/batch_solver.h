@@ -1,6 +1,7 @@
 #pragma once
 // The non-differentiable engine behind solve(): prepares one solver per batch element
-// (a factorisation, or the Krylov operator and preconditioner) and solves with A or A^T.
+// (a direct backend's factorisation, or an iterative backend's prepared solver) and solves
+// with A or A^T.
 // The forward pass and the adjoint solve of the backward pass share one BatchSolver, so the
 // factorisation is computed once.
 
@@ -10,11 +11,10 @@
 #include <vector>
 
 #include "tessera/sla/backends/direct_backend.h"
+#include "tessera/sla/backends/iterative_backend.h"
 #include "tessera/sla/solve.h"
 
 namespace tessera::sla::detail {
-
-class NativePreconditioner;
 
 class BatchSolver {
  public:
@@ -28,15 +28,14 @@ class BatchSolver {
 
  private:
   struct Element {
-    std::unique_ptr<Factorization> factor;   // direct backends
-    Method method = Method::Auto;            // the method that ran (after any fallback)
-    at::Tensor diagonal;                     // native Krylov: Jacobi
-    std::shared_ptr<NativePreconditioner> preconditioner;   // native Krylov: AMG, IC(0), ILU(0), BoomerAMG
+    std::unique_ptr<Factorization> factor;      // direct backends
+    std::unique_ptr<IterativeSolver> iterative; // iterative backends (native, eigen)
+    Method method = Method::Auto;               // the method that ran (after any fallback)
     std::string message;
   };
   void prepare_direct(int64_t index, Element& e);
   at::Tensor solve_element(int64_t index, const at::Tensor& b, bool transpose, SolveInfo& info);
-  at::Tensor solve_native(int64_t index, const at::Tensor& b, bool transpose, SolveInfo& info);
+  at::Tensor solve_iterative(Element& e, const at::Tensor& b, bool transpose, SolveInfo& info);
 
   SparseTensor a_;        // detached, float64
   SolveOptions options_;

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "tessera/core/error.h"
 #include "tessera/sla/backends/direct_backend.h"
@@ -13,16 +12,6 @@
 
 namespace tessera::sla {
 namespace {
-
-bool is_krylov(Method m) { return m == Method::CG || m == Method::BiCGStab || m == Method::GMRES || m == Method::MINRES; }
-
-double memory_budget_bytes() {
-  if (const char* env = std::getenv("TESSERA_SOLVE_MEMORY_BUDGET")) {
-    const double v = std::atof(env);
-    if (v > 0) return v;
-  }
-  return 2.0 * 1024 * 1024 * 1024;
-}
 
 Method native_method(const MatrixProperties& props) {
   if (props.spd_candidate()) return Method::CG;
@@ -40,46 +29,47 @@ Method direct_method(const DirectBackend& backend, const MatrixProperties& props
 
 SolverChoice choose_auto(const SparseTensor& a, const MatrixProperties& props, const SolveOptions& options) {
   const bool spd = props.spd_candidate();
-  if (is_krylov(options.method)) return {"native", options.method, false};
+  if (is_krylov(options.method)) return {Backend::Native, options.method, false};
   const bool lu = !spd;
-  const bool fits = estimated_factor_bytes(a, lu) <= memory_budget_bytes();
+  const bool fits = estimated_factor_bytes(a, lu) <= options.memory_budget_bytes;
   if (a.values().is_cpu() && (fits || options.method != Method::Auto)) {
     const Method m = options.method != Method::Auto ? options.method : (spd ? Method::Cholesky : Method::LU);
-    const std::string name = detail::preferred_direct_backend(m);
-    if (!name.empty()) return {name, m, options.method == Method::Auto};
+    const Backend direct = detail::preferred_direct_backend(m);
+    if (direct != Backend::Auto) return {direct, m, options.method == Method::Auto};
     TESSERA_CHECK(options.method == Method::Auto, NotCompiled, "no direct backend providing ",
                   to_string(options.method), " is compiled into this build");
   }
-  return {"native", native_method(props), true};
+  return {Backend::Native, native_method(props), true};
 }
 
 }  // namespace
 
 SolverChoice choose_solver(const SparseTensor& a, const MatrixProperties& props, const SolveOptions& options) {
-  const std::string& name = options.backend;
-  if (name == "auto") return choose_auto(a, props, options);
-  if (name == "native") {
+  const Backend named = options.backend;
+  if (named == Backend::Auto) return choose_auto(a, props, options);
+  if (named == Backend::Native) {
     TESSERA_CHECK(options.method == Method::Auto || is_krylov(options.method), Unsupported,
                   "the native backend is iterative: use cg, bicgstab, gmres or minres, not ",
                   to_string(options.method));
-    if (options.method != Method::Auto) return {"native", options.method, false};
-    return {"native", native_method(props), true};
+    if (options.method != Method::Auto) return {Backend::Native, options.method, false};
+    return {Backend::Native, native_method(props), true};
   }
-  if (name == "eigen" && is_krylov(options.method)) {
-    auto backend = make_iterative_backend("eigen");   // NotCompiled when absent
-    TESSERA_CHECK(backend->supports(options.method), Unsupported, "eigen has no iterative method ",
+  if (is_krylov(options.method)) {
+    const bool has_iterative = named == Backend::Eigen;   // the iterative backends besides native
+    TESSERA_CHECK(has_iterative, Unsupported, "backend '", to_string(named), "' is direct; method ",
+                  to_string(options.method), " needs backend native (or eigen for cg/bicgstab)");
+    auto backend = make_iterative_backend(named);   // NotCompiled when absent
+    TESSERA_CHECK(backend->supports(options.method), Unsupported, to_string(named), " has no iterative method ",
                   to_string(options.method));
-    return {"eigen", options.method, false};
+    return {named, options.method, false};
   }
-  TESSERA_CHECK(!is_krylov(options.method), Unsupported, "backend '", name, "' is direct; method ",
-                to_string(options.method), " needs backend native (or eigen for cg/bicgstab)");
-  auto backend = detail::direct_backend(name);             // NotCompiled / InvalidInput
+  auto backend = detail::direct_backend(named);             // NotCompiled / InvalidInput
   if (options.method != Method::Auto) {
-    TESSERA_CHECK(backend->supports(options.method), Unsupported, "backend '", name, "' does not provide ",
-                  to_string(options.method));
-    return {name, options.method, false};
+    TESSERA_CHECK(backend->supports(options.method), Unsupported, "backend '", to_string(named),
+                  "' does not provide ", to_string(options.method));
+    return {named, options.method, false};
   }
-  return {name, direct_method(*backend, props), true};
+  return {named, direct_method(*backend, props), true};
 }
 
 }  // namespace tessera::sla

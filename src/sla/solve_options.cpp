@@ -4,6 +4,22 @@
 
 namespace tessera::sla {
 
+const char* to_string(Backend backend) {
+  switch (backend) {
+    case Backend::Auto: return "auto";
+    case Backend::Native: return "native";
+    case Backend::Eigen: return "eigen";
+    case Backend::Cholmod: return "cholmod";
+    case Backend::Umfpack: return "umfpack";
+    case Backend::Superlu: return "superlu";
+  }
+  return "unknown";
+}
+
+bool is_krylov(Method m) {
+  return m == Method::CG || m == Method::BiCGStab || m == Method::GMRES || m == Method::MINRES;
+}
+
 const char* to_string(Method method) {
   switch (method) {
     case Method::Auto: return "auto";
@@ -40,6 +56,15 @@ const char* to_string(Preconditioner preconditioner) {
     case Preconditioner::BoomerAMG: return "boomeramg";
   }
   return "unknown";
+}
+
+Backend parse_backend(const std::string& name) {
+  for (Backend b : {Backend::Auto, Backend::Native, Backend::Eigen, Backend::Cholmod, Backend::Umfpack,
+                    Backend::Superlu}) {
+    if (name == to_string(b)) return b;
+  }
+  TESSERA_THROW(InvalidInput, "unknown backend '", name,
+                "'; expected one of auto, native, eigen, cholmod, umfpack, superlu");
 }
 
 Preconditioner parse_preconditioner(const std::string& name) {

@@ -20,7 +20,7 @@ using detail::csr_of;
 
 SolveOptions amg_cg(double rtol = 1e-8) {
   SolveOptions o;
-  o.backend = "native";
+  o.backend = Backend::Native;
   o.method = Method::CG;
   o.preconditioner = Preconditioner::AMG;
   o.rtol = rtol;

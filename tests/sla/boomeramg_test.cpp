@@ -16,7 +16,7 @@ TEST(BoomerAmg, PreconditionedCgSolvesPoissonToTolerance) {
   at::manual_seed(11);
   const at::Tensor b = at::rand({a.rows()}, at::kDouble);
   SolveOptions o;
-  o.backend = "native";
+  o.backend = Backend::Native;
   o.method = Method::CG;
   o.rtol = 1e-10;
   o.preconditioner = Preconditioner::BoomerAMG;

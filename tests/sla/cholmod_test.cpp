@@ -1,6 +1,7 @@
 // CHOLMOD through the shared conformance harness.
 #include "sla/support/direct_conformance.h"
 
+#if TESSERA_WITH_CHOLMOD
 namespace tessera::sla::testing {
 
 TEST(Cholmod, CholeskyConformance) { run_conformance("cholmod", Method::Cholesky); }
@@ -12,3 +13,4 @@ TEST(Cholmod, OnlyCholesky) {
 }
 
 }  // namespace tessera::sla::testing
+#endif

@@ -69,11 +69,12 @@ class DirectPath : public ::testing::Test {
  protected:
   void SetUp() override {
     detail::set_backend_lookup_for_testing(
-        {[this](const std::string& name) -> std::unique_ptr<DirectBackend> {
-           TESSERA_CHECK(name == "cholmod" || name == "umfpack", NotCompiled, name, " not in the fake");
-           return std::make_unique<FakeBackend>(name, &counters_);
+        {[this](Backend backend) -> std::unique_ptr<DirectBackend> {
+           TESSERA_CHECK(backend == Backend::Cholmod || backend == Backend::Umfpack, NotCompiled, to_string(backend),
+                         " not in the fake");
+           return std::make_unique<FakeBackend>(to_string(backend), &counters_);
          },
-         [] { return std::vector<std::string>{"cholmod", "umfpack"}; }});
+         [] { return std::vector<Backend>{Backend::Cholmod, Backend::Umfpack}; }});
   }
   void TearDown() override { detail::set_backend_lookup_for_testing({}); }
   Counters counters_;
@@ -115,7 +116,7 @@ TEST_F(DirectPath, IndefiniteSpdCandidateFallsBackFromCholeskyToLu) {
   EXPECT_NE(info.message.find("fell back"), std::string::npos) << info.message;
   EXPECT_TRUE(at::allclose(x, at::ones({2}, at::kDouble)));
   SolveOptions named;
-  named.backend = "cholmod";
+  named.backend = Backend::Cholmod;
   named.method = Method::Cholesky;   // named: no fallback
   EXPECT_EQ(solve(a, at::tensor({3.0, 3.0}, at::kDouble), named).second.status, SolveStatus::NotPositiveDefinite);
 }
@@ -136,7 +137,7 @@ class LyingFactorization : public FakeFactorization {
 
 TEST_F(DirectPath, LargeResidualAfterDirectSolveIsReportedSingular) {
   detail::set_backend_lookup_for_testing(
-      {[this](const std::string& name) -> std::unique_ptr<DirectBackend> {
+      {[this](Backend backend) -> std::unique_ptr<DirectBackend> {
          struct Lying : FakeBackend {
            using FakeBackend::FakeBackend;
            std::unique_ptr<Factorization> factorize(const CsrMatrix& csr, Method m) const override {
@@ -144,9 +145,9 @@ TEST_F(DirectPath, LargeResidualAfterDirectSolveIsReportedSingular) {
                                                          "umfpack", nullptr);
            }
          };
-         return std::make_unique<Lying>(name, &counters_);
+         return std::make_unique<Lying>(to_string(backend), &counters_);
        },
-       [] { return std::vector<std::string>{"umfpack"}; }});
+       [] { return std::vector<Backend>{Backend::Umfpack}; }});
   auto a = testing::random_matrix(5, 0.4, 3.0, false, 32);
   auto [x, info] = solve(a, at::ones({5}, at::kDouble));
   EXPECT_EQ(info.status, SolveStatus::Singular);

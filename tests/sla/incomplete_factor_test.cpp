@@ -98,7 +98,7 @@ TEST(IncompleteFactor, Ic0MatchesScaledIlu0OnPoisson) {
 TEST(IncompleteFactor, PreconditionedKrylovConvergesFaster) {
   at::manual_seed(8);
   SolveOptions o;
-  o.backend = "native";
+  o.backend = Backend::Native;
   o.rtol = 1e-10;
   const SparseTensor spd = poisson2d(40);
   const at::Tensor b = at::rand({1600}, at::kDouble);
@@ -126,7 +126,7 @@ TEST(IncompleteFactor, PreconditionedKrylovConvergesFaster) {
 TEST(IncompleteFactor, Ic0BreakdownIsReportedNotThrown) {
   const SparseTensor a = SparseTensor::from_dense(at::tensor({1.0, 2.0, 2.0, 1.0}, at::kDouble).reshape({2, 2}));
   SolveOptions o;
-  o.backend = "native";
+  o.backend = Backend::Native;
   o.method = Method::CG;
   o.preconditioner = Preconditioner::IC0;
   auto [x, info] = solve(a, at::ones({2}, at::kDouble), o);

@@ -12,7 +12,7 @@ namespace {
 
 SolveOptions native(Method method, Preconditioner pc = Preconditioner::Jacobi) {
   SolveOptions o;
-  o.backend = "native";
+  o.backend = Backend::Native;
   o.method = method;
   o.preconditioner = pc;
   return o;
@@ -77,7 +77,7 @@ TEST(Krylov, MinresOnSymmetricIndefinite) {
   EXPECT_TRUE(at::isfinite(xc).all().item<bool>());
   // auto method on the native backend: tries CG only for an SPD candidate; this one is not
   SolveOptions automatic;
-  automatic.backend = "native";
+  automatic.backend = Backend::Native;
   auto [xa, ia] = solve(a, b, automatic);
   EXPECT_EQ(ia.status, SolveStatus::Converged);
   EXPECT_EQ(ia.method, Method::MINRES);

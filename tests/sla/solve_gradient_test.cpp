@@ -46,7 +46,7 @@ class SolveGradient : public ::testing::TestWithParam<Config> {
       }
       if (!make_direct_backend(c.backend)->supports(c.method)) GTEST_SKIP() << "no " << to_string(c.method);
     }
-    options_.backend = c.backend;
+    options_.backend = parse_backend(c.backend);
     options_.method = c.method;
     options_.rtol = 1e-14;
     options_.maxiter = 1000;

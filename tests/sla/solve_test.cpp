@@ -32,35 +32,36 @@ TEST(Dispatch, AutoPicksByPropertiesAndSize) {
   auto a = poisson2d(10);
   SolverChoice c = choose_solver(a, detect_properties(a), SolveOptions{});
   // a direct SPD backend when one is compiled in, otherwise native CG
-  EXPECT_TRUE(c.backend == "cholmod" || c.backend == "eigen" || (c.backend == "native" && c.method == Method::CG))
-      << c.backend;
+  EXPECT_TRUE(c.backend == Backend::Cholmod || c.backend == Backend::Eigen ||
+              (c.backend == Backend::Native && c.method == Method::CG))
+      << to_string(c.backend);
   auto g = testing::random_matrix(10, 0.3, 4.0, false, 4);
   SolverChoice cg = choose_solver(g, detect_properties(g), SolveOptions{});
   EXPECT_TRUE(cg.method == Method::LU || cg.method == Method::BiCGStab) << to_string(cg.method);
-  setenv("TESSERA_SOLVE_MEMORY_BUDGET", "1000", 1);   // everything is "large" now
-  SolverChoice big = choose_solver(a, detect_properties(a), SolveOptions{});
-  unsetenv("TESSERA_SOLVE_MEMORY_BUDGET");
-  EXPECT_EQ(big.backend, "native");
+  SolveOptions small_budget;
+  small_budget.memory_budget_bytes = 1000;   // everything is "large" now
+  SolverChoice big = choose_solver(a, detect_properties(a), small_budget);
+  EXPECT_EQ(big.backend, Backend::Native);
   EXPECT_EQ(big.method, Method::CG);
   SolveOptions named;
   named.method = Method::GMRES;
-  EXPECT_EQ(choose_solver(a, detect_properties(a), named).backend, "native");
+  EXPECT_EQ(choose_solver(a, detect_properties(a), named).backend, Backend::Native);
 }
 
 TEST(Dispatch, NamedBackendNotCompiledThrows) {
   auto a = poisson2d(4);
-  for (const char* name : {"eigen", "cholmod", "umfpack", "superlu"}) {
+  for (Backend name : {Backend::Eigen, Backend::Cholmod, Backend::Umfpack, Backend::Superlu}) {
     SolveOptions o;
     o.backend = name;
     try {
       auto [x, info] = solve(a, at::ones({16}, at::kDouble), o);
-      EXPECT_EQ(info.status, SolveStatus::Converged) << name;   // compiled in: it works
+      EXPECT_EQ(info.status, SolveStatus::Converged) << to_string(name);   // compiled in: it works
     } catch (const NotCompiled&) {
-      SUCCEED() << name << " not compiled";
+      SUCCEED() << to_string(name) << " not compiled";
     }
   }
   SolveOptions bad;
-  bad.backend = "native";
+  bad.backend = Backend::Native;
   bad.method = Method::Cholesky;
   EXPECT_THROW(solve(a, at::ones({16}, at::kDouble), bad), Unsupported);
 }
@@ -74,7 +75,7 @@ TEST(Solve, AutoOnPoissonAndSuiteSparse) {
   auto west = read_sparse_matrix_market(std::string(TESSERA_SHARED_DATA) + "/matrices/west0067.mtx");
   at::Tensor bw = matvec(west, at::ones({67}, at::kDouble));
   SolveOptions gm;
-  gm.backend = "native";
+  gm.backend = Backend::Native;
   gm.method = Method::GMRES;
   gm.gmres_restart = 67;
   auto [xw, iw] = solve(west, bw, gm);

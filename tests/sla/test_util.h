@@ -3,11 +3,25 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <functional>
 
+#include "tessera/sla/backends/direct_backend.h"
 #include "tessera/sla/sparse_tensor.h"
 
 namespace tessera::sla::testing {
+
+/// True when the direct backend is compiled into this build (a TESSERA_WITH_* switch).
+inline bool compiled(Backend backend) {
+  const std::vector<Backend> all = compiled_direct_backends();
+  return std::find(all.begin(), all.end(), backend) != all.end();
+}
+
+/// For tests of what needs CHOLMOD and UMFPACK (logdet): GTEST_SKIP when either is off.
+#define TESSERA_SKIP_WITHOUT_SUITESPARSE()                                                              \
+  if (!::tessera::sla::testing::compiled(::tessera::sla::Backend::Cholmod) ||                         \
+      !::tessera::sla::testing::compiled(::tessera::sla::Backend::Umfpack))                           \
+  GTEST_SKIP() << "CHOLMOD or UMFPACK is switched off in this build"
 
 /// Random sparse n x n matrix (float64): about `density` of the entries, plus the diagonal
 /// shifted by `shift` (large shift: well conditioned). `symmetric` mirrors it.

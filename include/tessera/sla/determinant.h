@@ -5,8 +5,9 @@
 ///
 /// Forward: CHOLMOD Cholesky (P A P^T = L L^T, log det = 2 sum log L_jj) for a symmetric
 /// matrix with a positive diagonal; when it is not positive definite, or the matrix is not
-/// symmetric, UMFPACK LU (det = umfpack_dl_get_determinant). backend "cholmod" or
-/// "umfpack" forces one (cholmod on a non-SPD matrix reports NotPositiveDefinite).
+/// symmetric, UMFPACK LU (det = umfpack_dl_get_determinant). Backend::Cholmod or
+/// Backend::Umfpack forces one (Cholmod on a non-SPD matrix reports NotPositiveDefinite);
+/// NotCompiled when the one needed is switched off at build time.
 ///
 /// Backward: d log|det A| / dA_ij = (A^{-T})_ij, wanted on A's pattern only. It is computed
 /// by selected inversion: a sparse LDU of P A P^T without pivoting on the pattern of
@@ -41,7 +42,7 @@
 namespace tessera::sla {
 
 struct DetOptions {
-  std::string backend = "auto";   ///< auto, cholmod, umfpack
+  Backend backend = Backend::Auto;   ///< Auto, Cholmod, Umfpack
 };
 
 struct DetInfo {

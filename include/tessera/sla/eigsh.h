@@ -45,16 +45,20 @@ namespace tessera::sla {
 /// Which end of the spectrum: largest or smallest algebraic, or nearest to sigma.
 enum class Which { Largest, Smallest, Nearest };
 
+/// Who computes the eigenpairs: Auto (= Native), Native (tessera's block Lanczos),
+/// Spectra (Spectra's implicitly restarted Lanczos; NotCompiled without Eigen and Spectra).
+enum class EigshBackend { Auto, Native, Spectra };
+
 struct EigshOptions {
   int64_t k = 6;                     ///< number of eigenpairs, 1 <= k < n
   Which which = Which::Largest;
   double sigma = 0.0;                ///< shift for Which::Nearest
-  std::string backend = "auto";      ///< auto (= native), native, spectra
+  EigshBackend backend = EigshBackend::Auto;
   double tol = 1e-10;                ///< relative Ritz residual tolerance (see above)
   int64_t ncv = 0;                   ///< Krylov space size; 0: max(2k + 2 block, 20), at most n
   int64_t block_size = 0;            ///< native: 0 means min(k, 3)
   int64_t maxiter = 1000;            ///< restarts (native) or Spectra iterations
-  std::string solver_backend = "auto";  ///< direct backend factorising A - σ I (shift-invert)
+  Backend solver_backend = Backend::Auto;  ///< backend solving with A - σ I (shift-invert)
   uint64_t seed = 12345;             ///< seed of the random starting block
 };
 
@@ -81,5 +85,8 @@ struct EigshResult {
 EigshResult eigsh(const SparseTensor& a, const EigshOptions& options = {});
 
 const char* to_string(Which which);
+const char* to_string(EigshBackend backend);
+/// Parses "auto", "native", "spectra"; throws InvalidInput naming them otherwise.
+EigshBackend parse_eigsh_backend(const std::string& name);
 
 }  // namespace tessera::sla

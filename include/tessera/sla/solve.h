@@ -16,8 +16,8 @@
 ///
 /// Dispatch of `backend = "auto"` (see choose_solver):
 ///  - values off the CPU: native Krylov (CG for an SPD candidate, BiCGStab otherwise);
-///  - CPU, estimated factor memory (estimated_factor_bytes) within the budget
-///    (default 2 GiB, env TESSERA_SOLVE_MEMORY_BUDGET in bytes) and a direct backend
+///  - CPU, estimated factor memory (estimated_factor_bytes) within
+///    options.memory_budget_bytes (default 2 GiB) and a direct backend
 ///    compiled in: CHOLMOD (else Eigen) Cholesky for an SPD candidate — symmetric with a
 ///    positive diagonal — falling back to LDLT, then LU, when Cholesky meets a non-positive
 ///    pivot; UMFPACK (else SuperLU, else Eigen) LU otherwise;
@@ -57,8 +57,8 @@ double estimated_factor_bytes(const SparseTensor& a, bool lu);
 
 /// What auto dispatch (or the user's choice) resolves to.
 struct SolverChoice {
-  std::string backend;        ///< "native", "eigen", "cholmod", "umfpack", "superlu"
-  Method method = Method::Auto;
+  Backend backend = Backend::Auto;  ///< never Auto once chosen
+  Method method = Method::Auto;     ///< a Krylov method runs on an iterative backend, else a factorisation
   bool allow_fallback = true; ///< Cholesky -> LDLT -> LU, CG -> MINRES, BiCGStab -> GMRES
 };
 

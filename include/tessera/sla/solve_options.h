@@ -4,7 +4,7 @@
 ///
 /// @code
 ///   tessera::sla::SolveOptions opts;
-///   opts.backend = "cholmod";                // or "auto", "native", "eigen", "umfpack", "superlu"
+///   opts.backend = tessera::sla::Backend::Cholmod;   // names parse at the edges: parse_backend("cholmod")
 ///   opts.method = tessera::sla::Method::Cholesky;
 ///   auto [x, info] = tessera::sla::solve(A, b, opts);
 ///   if (info.status != tessera::sla::SolveStatus::Converged) { ... }
@@ -15,8 +15,17 @@
 
 namespace tessera::sla {
 
+/// Who solves. Auto: the rule documented in solve.h. Native: tessera's own Krylov methods
+/// (CG, BiCGStab, GMRES, MINRES; any device). Eigen: Eigen's direct (Cholesky, LDLT, LU) and
+/// iterative (CG, BiCGStab) solvers. Cholmod (Cholesky), Umfpack (LU), Superlu (LU): direct.
+/// A backend switched off at build time (TESSERA_WITH_<NAME>=OFF) throws NotCompiled.
+enum class Backend { Auto, Native, Eigen, Cholmod, Umfpack, Superlu };
+
 /// How the system is solved. Direct: Cholesky, LDLT, LU. Krylov: CG, BiCGStab, GMRES, MINRES.
 enum class Method { Auto, Cholesky, LDLT, LU, CG, BiCGStab, GMRES, MINRES };
+
+/// CG, BiCGStab, GMRES or MINRES: run by an iterative backend (the others factorise).
+bool is_krylov(Method method);
 
 /// Jacobi: M = diag(A). BlockJacobi (distributed solves): M = each rank's diagonal block
 /// of A, factorised by a direct backend; on one process it is a direct solve.
@@ -45,14 +54,20 @@ enum class SolveStatus {
 };
 
 struct SolveOptions {
-  std::string backend = "auto";  ///< auto, native, eigen, cholmod, umfpack, superlu
+  Backend backend = Backend::Auto;
   Method method = Method::Auto;
   double rtol = 1e-10;           ///< Krylov: stop when ||r|| <= max(rtol ||b||, atol)
   double atol = 0.0;
   int64_t maxiter = 0;           ///< Krylov: 0 means 10 n (capped at 100000)
   Preconditioner preconditioner = Preconditioner::Jacobi;
-  int64_t gmres_restart = 50;
-  AmgOptions amg;
+  AmgOptions amg;                ///< parameters of Preconditioner::AMG
+  int64_t gmres_restart = 50;    ///< Method::GMRES: GMRES(m) restarts every m iterations
+  /// Backend::Auto on the CPU factorises when the estimated factor (estimated_factor_bytes)
+  /// fits in this many bytes, and runs a native Krylov method otherwise.
+  double memory_budget_bytes = 2.0 * 1024 * 1024 * 1024;
+  /// Native Krylov on the CPU in float64: A v runs in stencil form when A has one (a
+  /// constant-coefficient 5- or 7-point pattern); false keeps the plain CSR product.
+  bool stencil_spmv = true;
 };
 
 struct SolveInfo {
@@ -64,9 +79,13 @@ struct SolveInfo {
   std::string message;       ///< human-readable detail when status is not Converged
 };
 
+const char* to_string(Backend backend);
 const char* to_string(Method method);
 const char* to_string(SolveStatus status);
 const char* to_string(Preconditioner preconditioner);
+/// Parses "auto", "native", "eigen", "cholmod", "umfpack", "superlu"; throws InvalidInput
+/// naming the accepted values otherwise. The one place backend names become a Backend.
+Backend parse_backend(const std::string& name);
 /// Parses "none", "jacobi", "block-jacobi", "amg", "ic0", "ilu0", "boomeramg".
 Preconditioner parse_preconditioner(const std::string& name);
 /// Parses "auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres";

@@ -1,8 +1,9 @@
-// The one place that maps backend names to implementations. Explicit calls, not static
+// The one place that maps Backend values to implementations. Explicit calls, not static
 // self-registration: static libraries drop objects nobody references.
 #include <string>
 #include <vector>
 
+#include "sla/backends/native/native_backend.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/backends/direct_backend.h"
 #include "tessera/sla/backends/iterative_backend.h"
@@ -20,68 +21,87 @@
 namespace tessera::sla {
 namespace {
 
-const std::vector<std::string> kDirectNames = {"eigen", "cholmod", "umfpack", "superlu"};
-const std::vector<std::string> kIterativeNames = {"eigen"};
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
+bool is_direct(Backend b) {
+  return b == Backend::Eigen || b == Backend::Cholmod || b == Backend::Umfpack || b == Backend::Superlu;
 }
 
-bool contains(const std::vector<std::string>& names, const std::string& name) {
-  for (const auto& n : names) {
-    if (n == name) return true;
-  }
-  return false;
+bool is_iterative(Backend b) { return b == Backend::Native || b == Backend::Eigen; }
+
+std::string join(const std::vector<Backend>& backends) {
+  std::string out;
+  for (Backend b : backends) out += (out.empty() ? "" : ", ") + std::string(to_string(b));
+  return out.empty() ? "none" : out;
 }
 
 }  // namespace
 
-std::unique_ptr<DirectBackend> make_direct_backend(const std::string& name) {
-  TESSERA_CHECK(contains(kDirectNames, name), InvalidInput, "unknown direct backend '", name,
-                "'; expected one of ", join(kDirectNames));
+std::unique_ptr<DirectBackend> make_direct_backend(Backend backend) {
+  TESSERA_CHECK(is_direct(backend), InvalidInput, "'", to_string(backend),
+                "' is not a direct backend; expected one of eigen, cholmod, umfpack, superlu");
+  switch (backend) {
 #if TESSERA_WITH_EIGEN
-  if (name == "eigen") return backends::make_eigen_direct_backend();
+    case Backend::Eigen: return backends::make_eigen_direct_backend();
 #endif
 #if TESSERA_WITH_CHOLMOD
-  if (name == "cholmod") return backends::make_cholmod_backend();
+    case Backend::Cholmod: return backends::make_cholmod_backend();
 #endif
 #if TESSERA_WITH_UMFPACK
-  if (name == "umfpack") return backends::make_umfpack_backend();
+    case Backend::Umfpack: return backends::make_umfpack_backend();
 #endif
 #if TESSERA_WITH_SUPERLU
-  if (name == "superlu") return backends::make_superlu_backend();
+    case Backend::Superlu: return backends::make_superlu_backend();
 #endif
-  TESSERA_THROW(NotCompiled, "direct backend '", name,
+    default: break;
+  }
+  TESSERA_THROW(NotCompiled, "direct backend '", to_string(backend),
                 "' is not compiled into this build; compiled: ", join(compiled_direct_backends()));
 }
 
-std::vector<std::string> compiled_direct_backends() {
-  std::vector<std::string> names;
+std::unique_ptr<DirectBackend> make_direct_backend(const std::string& name) {
+  return make_direct_backend(parse_backend(name));
+}
+
+std::vector<Backend> compiled_direct_backends() {
+  std::vector<Backend> backends;
 #if TESSERA_WITH_EIGEN
-  names.push_back("eigen");
+  backends.push_back(Backend::Eigen);
 #endif
 #if TESSERA_WITH_CHOLMOD
-  names.push_back("cholmod");
+  backends.push_back(Backend::Cholmod);
 #endif
 #if TESSERA_WITH_UMFPACK
-  names.push_back("umfpack");
+  backends.push_back(Backend::Umfpack);
 #endif
 #if TESSERA_WITH_SUPERLU
-  names.push_back("superlu");
+  backends.push_back(Backend::Superlu);
 #endif
-  return names;
+  return backends;
+}
+
+std::unique_ptr<IterativeBackend> make_iterative_backend(Backend backend) {
+  TESSERA_CHECK(is_iterative(backend), InvalidInput, "'", to_string(backend),
+                "' is not an iterative backend; expected native or eigen");
+  switch (backend) {
+    case Backend::Native: return backends::make_native_backend();
+#if TESSERA_WITH_EIGEN
+    case Backend::Eigen: return backends::make_eigen_iterative_backend();
+#endif
+    default: break;
+  }
+  TESSERA_THROW(NotCompiled, "iterative backend '", to_string(backend),
+                "' is not compiled into this build; compiled: ", join(compiled_iterative_backends()));
 }
 
 std::unique_ptr<IterativeBackend> make_iterative_backend(const std::string& name) {
-  TESSERA_CHECK(contains(kIterativeNames, name), InvalidInput, "unknown iterative backend '", name,
-                "'; expected one of ", join(kIterativeNames),
-                " (tessera's own Krylov solvers are the backend \"native\" of solve())");
+  return make_iterative_backend(parse_backend(name));
+}
+
+std::vector<Backend> compiled_iterative_backends() {
+  std::vector<Backend> backends{Backend::Native};
 #if TESSERA_WITH_EIGEN
-  if (name == "eigen") return backends::make_eigen_iterative_backend();
+  backends.push_back(Backend::Eigen);
 #endif
-  TESSERA_THROW(NotCompiled, "iterative backend '", name, "' is not compiled into this build");
+  return backends;
 }
 
 }  // namespace tessera::sla

@@ -21,10 +21,9 @@ int severity(SolveStatus s) { return s == SolveStatus::Converged ? 0 : s == Solv
 
 detail::LogdetValue logdet_one(const SparseTensor& a, int64_t index, const DetOptions& o) {
   const CsrMatrix csr = a.to_csr_matrix(index);
-  const std::string& b = o.backend;
-  if (b == "umfpack") return detail::umfpack_logdet(csr);
+  if (o.backend == Backend::Umfpack) return detail::umfpack_logdet(csr);
   const MatrixProperties props = detect_properties(a, index);
-  if (b == "cholmod") {
+  if (o.backend == Backend::Cholmod) {
     TESSERA_CHECK(props.symmetric, InvalidInput, "logdet: backend cholmod needs a symmetric matrix");
     return detail::cholmod_logdet(csr);
   }
@@ -89,8 +88,9 @@ void check_inputs(const SparseTensor& a) {
 
 SlogdetResult slogdet(const SparseTensor& a, const DetOptions& options) {
   check_inputs(a);
-  TESSERA_CHECK(options.backend == "auto" || options.backend == "cholmod" || options.backend == "umfpack",
-                InvalidInput, "logdet: unknown backend '", options.backend, "' (auto, cholmod, umfpack)");
+  TESSERA_CHECK(options.backend == Backend::Auto || options.backend == Backend::Cholmod ||
+                    options.backend == Backend::Umfpack,
+                InvalidInput, "logdet: backend '", to_string(options.backend), "' has no determinant (auto, cholmod, umfpack)");
   const SparseTensor a64 = a.with_values(a.values().detach().to(at::kCPU, at::kDouble));
   const int64_t batch = a.batch_size();
   at::Tensor sign = at::empty({batch}, at::kDouble), lad = at::empty({batch}, at::kDouble);

@@ -3,18 +3,26 @@
 #include "sla/det/factor_logdet.h"
 
 #include <ATen/ATen.h>
-#include <cholmod.h>
-#include <umfpack.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "sla/backends/suitesparse/cholmod_view.h"
 #include "tessera/core/error.h"
 #include "tessera/core/threads.h"
 
+#if TESSERA_WITH_CHOLMOD
+#include <cholmod.h>
+
+#include "sla/backends/suitesparse/cholmod_view.h"
+#endif
+#if TESSERA_WITH_UMFPACK
+#include <umfpack.h>
+#endif
+
 namespace tessera::sla::detail {
+
+#if TESSERA_WITH_UMFPACK
 namespace {
 
 LogdetValue singular(LogdetValue v, std::string message) {
@@ -26,8 +34,12 @@ LogdetValue singular(LogdetValue v, std::string message) {
 }
 
 }  // namespace
+#endif
 
 LogdetValue cholmod_logdet(const CsrMatrix& a) {
+#if !TESSERA_WITH_CHOLMOD
+  TESSERA_THROW(NotCompiled, "logdet: backend 'cholmod' is not compiled into this build (TESSERA_WITH_CHOLMOD=OFF)");
+#else
   LogdetValue v;
   v.backend = "cholmod";
   v.method = Method::Cholesky;
@@ -64,9 +76,13 @@ LogdetValue cholmod_logdet(const CsrMatrix& a) {
     v.message = "cholmod: the matrix is not positive definite";
   }
   return v;
+#endif
 }
 
 LogdetValue umfpack_logdet(const CsrMatrix& a) {
+#if !TESSERA_WITH_UMFPACK
+  TESSERA_THROW(NotCompiled, "logdet: backend 'umfpack' is not compiled into this build (TESSERA_WITH_UMFPACK=OFF)");
+#else
   LogdetValue v;
   v.backend = "umfpack";
   v.method = Method::LU;
@@ -103,6 +119,7 @@ LogdetValue umfpack_logdet(const CsrMatrix& a) {
   v.sign = mantissa > 0 ? 1.0 : -1.0;
   v.logabsdet = std::log(std::abs(mantissa)) + exponent * std::log(10.0);   // log|det| = log|m| + e log 10
   return v;
+#endif
 }
 
 }  // namespace tessera::sla::detail

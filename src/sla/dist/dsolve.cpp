@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "sla/backend_lookup.h"
 #include "sla/backends/native/krylov.h"
 #include "sla/dist/autograd/halo_exchange.h"
 #include "tessera/core/error.h"
@@ -43,17 +44,21 @@ detail::KrylovSpace distributed_space(const std::shared_ptr<dist::Communicator>&
 }
 
 // Block-Jacobi: M^{-1} r = A_rr^{-1} r (or A_rr^{-T} r) with this rank's diagonal block
-// factorised by CHOLMOD when it looks SPD (LU by UMFPACK otherwise, or when Cholesky fails).
+// factorised by the preferred Cholesky backend (CHOLMOD, else Eigen) when it looks SPD, by
+// the preferred LU backend (UMFPACK, SuperLU, Eigen) otherwise or when Cholesky fails.
 detail::LinearOperator block_jacobi(const DSparseTensor& a, bool transpose) {
   const SparseTensor& block = a.interior();
   if (block.rows() == 0) return [](const at::Tensor& r) { return r.clone(); };
   CsrMatrix csr = block.to_csr_matrix();
   std::shared_ptr<Factorization> factor;
-  if (detect_properties(block).spd_candidate()) {
-    factor = make_direct_backend("cholmod")->factorize(csr, Method::Cholesky);
+  const Backend cholesky = detail::preferred_direct_backend(Method::Cholesky);
+  if (cholesky != Backend::Auto && detect_properties(block).spd_candidate()) {
+    factor = make_direct_backend(cholesky)->factorize(csr, Method::Cholesky);
   }
   if (!factor || factor->status() != SolveStatus::Converged) {
-    factor = make_direct_backend("umfpack")->factorize(csr, Method::LU);
+    const Backend lu = detail::preferred_direct_backend(Method::LU);
+    TESSERA_CHECK(lu != Backend::Auto, NotCompiled, "block-Jacobi: no direct LU backend is compiled into this build");
+    factor = make_direct_backend(lu)->factorize(csr, Method::LU);
   }
   TESSERA_CHECK(factor->status() == SolveStatus::Converged, InvalidInput, "block-Jacobi: the diagonal block of rank ",
                 a.comm()->rank(), " is ", to_string(factor->status()), " (", factor->message(), ")");
@@ -90,7 +95,7 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
     info.iterations = std::max(info.iterations, column_info.iterations);
     info.residual = std::max(info.residual, column_info.residual);
   }
-  info.backend = "native";
+  info.backend = to_string(Backend::Native);
   at::Tensor x = at::stack(columns, 1);
   return b.dim() == 1 ? x.squeeze(1) : x;
 }
@@ -131,8 +136,8 @@ class DSolveBackward final : public Node {
 }  // namespace
 
 std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
-  TESSERA_CHECK(options.backend == "auto" || options.backend == "native", Unsupported,
-                "distributed solves use the native Krylov methods; backend '", options.backend,
+  TESSERA_CHECK(options.backend == Backend::Auto || options.backend == Backend::Native, Unsupported,
+                "distributed solves use the native Krylov methods; backend '", to_string(options.backend),
                 "' is not available across ranks");
   TESSERA_CHECK(b.defined() && (b.dim() == 1 || b.dim() == 2) && b.size(0) == a.owned_rows(),
                 DimensionMismatch, "dsolve: b must be [", a.owned_rows(), "] or [", a.owned_rows(),
@@ -140,7 +145,7 @@ std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor
   TESSERA_CHECK(b.scalar_type() == a.values().scalar_type(), InvalidInput, "dsolve: b has dtype ",
                 b.scalar_type(), " but A has ", a.values().scalar_type());
   SolveOptions resolved = options;
-  resolved.backend = "native";
+  resolved.backend = Backend::Native;
   if (resolved.method == Method::Auto) resolved.method = Method::CG;
   TESSERA_CHECK(resolved.method == Method::CG || resolved.method == Method::BiCGStab ||
                     resolved.method == Method::GMRES || resolved.method == Method::MINRES,

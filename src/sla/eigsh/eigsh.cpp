@@ -25,6 +25,22 @@ const char* to_string(Which which) {
   return "?";
 }
 
+const char* to_string(EigshBackend backend) {
+  switch (backend) {
+    case EigshBackend::Auto: return "auto";
+    case EigshBackend::Native: return "native";
+    case EigshBackend::Spectra: return "spectra";
+  }
+  return "?";
+}
+
+EigshBackend parse_eigsh_backend(const std::string& name) {
+  for (EigshBackend b : {EigshBackend::Auto, EigshBackend::Native, EigshBackend::Spectra}) {
+    if (name == to_string(b)) return b;
+  }
+  TESSERA_THROW(InvalidInput, "eigsh: unknown backend '", name, "' (auto, native, spectra)");
+}
+
 namespace {
 
 void check_inputs(const SparseTensor& a, const EigshOptions& o) {
@@ -38,8 +54,6 @@ void check_inputs(const SparseTensor& a, const EigshOptions& o) {
   TESSERA_CHECK(o.tol > 0, InvalidInput, "eigsh: tol must be > 0");
   TESSERA_CHECK(at::isfinite(a.values().detach()).all().item<bool>(), InvalidInput,
                 "eigsh: A's values contain NaN or Inf");
-  TESSERA_CHECK(o.backend == "auto" || o.backend == "native" || o.backend == "spectra", InvalidInput,
-                "eigsh: unknown backend '", o.backend, "' (auto, native, spectra)");
 }
 
 /// ||A - A^T||_max <= 1e-10 ||A||_max, else InvalidInput.
@@ -124,7 +138,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
   check_symmetric(a);
   const int64_t n = a.rows(), k = options.k;
   const SparseTensor a64 = a.with_values(a.values().detach().to(at::kDouble));
-  const bool spectra = options.backend == "spectra";
+  const bool spectra = options.backend == EigshBackend::Spectra;
   EigshInfo info;
   detail::BlockOperator op;
   std::shared_ptr<detail::BatchSolver> factor;
@@ -135,7 +149,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
     SolveInfo probe;
     factor->solve(at::ones({1, n, 1}, at::kDouble), false, probe);
     if (probe.status != SolveStatus::Converged) {
-      info.backend = spectra ? "spectra" : "native";
+      info.backend = to_string(spectra ? EigshBackend::Spectra : EigshBackend::Native);
       info.status = SolveStatus::Singular;
       info.message = "eigsh: A - sigma I could not be factorised (" + std::string(to_string(probe.status)) +
                      "): sigma = " + std::to_string(options.sigma) + " is (numerically) an eigenvalue; " + probe.message;
@@ -154,13 +168,13 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
   const detail::LanczosParams p = lanczos_params(options, n, spectra);
   detail::RitzPairs pairs;
   if (spectra) {
-    info.backend = "spectra";
+    info.backend = to_string(EigshBackend::Spectra);
     pairs = detail::spectra_lanczos(op, n, p);
   } else if (p.ncv + p.block > n) {
     info.backend = "native (dense)";
     pairs = dense_pairs(op, n, p);
   } else {
-    info.backend = "native";
+    info.backend = to_string(EigshBackend::Native);
     pairs = detail::block_lanczos(op, n, p);
   }
   info.iterations = pairs.iterations;

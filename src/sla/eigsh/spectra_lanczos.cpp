@@ -6,7 +6,7 @@
 #include "sla/eigsh/lanczos.h"
 #include "tessera/core/error.h"
 
-#if __has_include(<Spectra/SymEigsSolver.h>)
+#if TESSERA_WITH_EIGEN && __has_include(<Spectra/SymEigsSolver.h>)
 #define TESSERA_HAVE_SPECTRA 1
 #include <Spectra/SymEigsSolver.h>
 #endif
@@ -81,7 +81,7 @@ RitzPairs spectra_lanczos(const BlockOperator& op, int64_t n, const LanczosParam
 }
 #else
 RitzPairs spectra_lanczos(const BlockOperator&, int64_t, const LanczosParams&) {
-  TESSERA_THROW(NotCompiled, "eigsh: backend 'spectra' is not compiled into this build (install libspectra-dev)");
+  TESSERA_THROW(NotCompiled, "eigsh: backend 'spectra' is not compiled into this build (needs TESSERA_WITH_EIGEN and libspectra-dev)");
 }
 #endif
 

@@ -23,6 +23,14 @@ bool NativePreconditioner::handles(Preconditioner kind) {
          kind == Preconditioner::BoomerAMG;
 }
 
+bool NativePreconditioner::available(Preconditioner kind) {
+#if TESSERA_WITH_HYPRE
+  return handles(kind);
+#else
+  return handles(kind) && kind != Preconditioner::BoomerAMG;
+#endif
+}
+
 std::shared_ptr<NativePreconditioner> NativePreconditioner::build(const CsrData& a, const SolveOptions& options,
                                                                   bool symmetric) {
   TESSERA_CHECK(handles(options.preconditioner), InvalidInput, "no set-up preconditioner '",

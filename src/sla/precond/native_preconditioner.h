@@ -19,6 +19,8 @@ class NativePreconditioner {
  public:
   /// True for the preconditioners this class builds (AMG, IC0, ILU0, BoomerAMG).
   static bool handles(Preconditioner kind);
+  /// handles(kind) and compiled into this build (BoomerAMG needs hypre).
+  static bool available(Preconditioner kind);
   /// Set-up for `a`; `symmetric` lets the transposed solve reuse it.
   static std::shared_ptr<NativePreconditioner> build(const CsrData& a, const SolveOptions& options, bool symmetric);
 

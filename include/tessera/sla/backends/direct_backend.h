@@ -5,7 +5,7 @@
 /// A^T y = g of the backward pass.
 ///
 /// @code
-///   auto backend = tessera::sla::make_direct_backend("cholmod");   // NotCompiled if absent
+///   auto backend = tessera::sla::make_direct_backend(tessera::sla::Backend::Cholmod);   // NotCompiled if absent
 ///   auto factor = backend->factorize(csr, Method::Cholesky);
 ///   if (factor->status() == SolveStatus::Converged) x = factor->solve(b, /*transpose=*/false);
 /// @endcode
@@ -57,11 +57,13 @@ class DirectBackend {
   virtual std::unique_ptr<Factorization> factorize(const CsrMatrix& a, Method method) const = 0;
 };
 
-/// The direct backend called `name` ("eigen", "cholmod", "umfpack", "superlu").
-/// Throws NotCompiled when it is not compiled in, InvalidInput for an unknown name.
+/// The direct backend `backend` (Eigen, Cholmod, Umfpack, Superlu). Throws NotCompiled when
+/// it is not compiled in, InvalidInput for one that is not direct (Auto, Native).
+std::unique_ptr<DirectBackend> make_direct_backend(Backend backend);
+/// The same by name ("eigen", "cholmod", ...), parsed by parse_backend: for the edges.
 std::unique_ptr<DirectBackend> make_direct_backend(const std::string& name);
 
-/// Names of the direct backends compiled into this build.
-std::vector<std::string> compiled_direct_backends();
+/// The direct backends compiled into this build.
+std::vector<Backend> compiled_direct_backends();
 
 }  // namespace tessera::sla

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sla/backends/common/csr_checks.h"
 #include "sla/backends/eigen/eigen_backends.h"
@@ -84,10 +85,14 @@ void dispatch_method(const MatrixView& matrix, const Eigen::MatrixXd& rhs, const
   }
 }
 
+bool provides(Method method) { return method == Method::CG || method == Method::BiCGStab; }
+
 void check_options(const SolveOptions& options) {
-  TESSERA_CHECK(options.method == Method::CG || options.method == Method::BiCGStab, Unsupported,
-                "eigen: iterative method '", to_string(options.method),
-                "' is not provided; use cg or bicgstab");
+  TESSERA_CHECK(options.method == Method::Auto || provides(options.method), Unsupported,
+                "eigen: iterative method '", to_string(options.method), "' is not provided; use cg or bicgstab");
+  TESSERA_CHECK(options.preconditioner == Preconditioner::None || options.preconditioner == Preconditioner::Jacobi,
+                Unsupported, "eigen: preconditioner '", to_string(options.preconditioner),
+                "' is not provided (none or jacobi; the others are the native backend's)");
   TESSERA_CHECK(options.rtol >= 0.0 && options.atol >= 0.0 && (options.rtol > 0.0 || options.atol > 0.0),
                 InvalidInput, "eigen: need rtol >= 0, atol >= 0 and one of them > 0, got rtol = ",
                 options.rtol, ", atol = ", options.atol);
@@ -95,39 +100,56 @@ void check_options(const SolveOptions& options) {
                 options.maxiter);
 }
 
-class EigenIterativeBackend final : public IterativeBackend {
+class EigenIterativeSolver final : public IterativeSolver {
  public:
-  std::string name() const override { return "eigen"; }
-  bool supports(Method method) const override {
-    return method == Method::CG || method == Method::BiCGStab;
-  }
+  EigenIterativeSolver(CsrMatrix a, const SolveOptions& options) : a_(std::move(a)), options_(options) {}
 
-  IterativeResult solve(const CsrMatrix& a, const at::Tensor& b, const SolveOptions& options,
-                        bool transpose) const override {
-    check_options(options);
-    detail::check_csr(a, "eigen");
-    at::Tensor columns = detail::rhs_to_columns(b, a.rows, "eigen");  // [k, n]
-    const Eigen::Map<const Eigen::MatrixXd> rhs(columns.data_ptr<double>(), a.rows, columns.size(0));
-    const int64_t maxiter = options.maxiter > 0 ? options.maxiter : std::min<int64_t>(10 * a.rows, 100000);
+  IterativeResult solve(const at::Tensor& b, bool transpose, Method method) const override {
+    TESSERA_CHECK(provides(method), Unsupported, "eigen: iterative method '", to_string(method),
+                  "' is not provided; use cg or bicgstab");
+    SolveOptions options = options_;
+    options.method = method;
+    at::Tensor columns = detail::rhs_to_columns(b, a_.rows, "eigen");  // [k, n]
+    const Eigen::Map<const Eigen::MatrixXd> rhs(columns.data_ptr<double>(), a_.rows, columns.size(0));
+    const int64_t maxiter = options.maxiter > 0 ? options.maxiter : std::min<int64_t>(10 * a_.rows, 100000);
     IterativeResult result;
-    result.info.backend = "eigen";
-    result.info.method = options.method;
+    result.info.backend = to_string(Backend::Eigen);
+    result.info.method = method;
     Eigen::MatrixXd x;
     if (transpose) {
-      dispatch_method<EigenColMajor>(detail::eigen_transposed_view(a), rhs, options, maxiter, x, result.info);
+      dispatch_method<EigenColMajor>(detail::eigen_transposed_view(a_), rhs, options, maxiter, x, result.info);
     } else {
-      dispatch_method<EigenRowMajor>(detail::eigen_view(a), rhs, options, maxiter, x, result.info);
+      dispatch_method<EigenRowMajor>(detail::eigen_view(a_), rhs, options, maxiter, x, result.info);
     }
     if (result.info.status != SolveStatus::Converged) {
-      result.info.message = std::string("eigen: ") + to_string(options.method) + " " +
-                            to_string(result.info.status) + " after " +
-                            std::to_string(result.info.iterations) + " iterations (maxiter " +
-                            std::to_string(maxiter) + "), relative residual " +
-                            std::to_string(result.info.residual);
+      result.info.message = std::string("eigen: ") + to_string(method) + " " + to_string(result.info.status) +
+                            " after " + std::to_string(result.info.iterations) + " iterations (maxiter " +
+                            std::to_string(maxiter) + "), relative residual " + std::to_string(result.info.residual);
     }
-    Eigen::Map<Eigen::MatrixXd>(columns.data_ptr<double>(), a.rows, columns.size(0)) = x;
+    Eigen::Map<Eigen::MatrixXd>(columns.data_ptr<double>(), a_.rows, columns.size(0)) = x;
     result.x = detail::columns_to_rhs(columns, b);
     return result;
+  }
+
+ private:
+  CsrMatrix a_;
+  SolveOptions options_;
+};
+
+class EigenIterativeBackend final : public IterativeBackend {
+ public:
+  Backend id() const override { return Backend::Eigen; }
+  bool supports(Method method) const override { return provides(method); }
+  bool supports(Preconditioner p) const override {
+    return p == Preconditioner::None || p == Preconditioner::Jacobi;
+  }
+
+  std::unique_ptr<IterativeSolver> prepare(const SparseTensor& a, int64_t batch,
+                                           const SolveOptions& options) const override {
+    check_options(options);
+    CsrMatrix csr = a.to_csr_matrix(batch);
+    detail::check_csr(csr, "eigen");
+    return std::make_unique<EigenIterativeSolver>(std::move(csr), options);
   }
 };
 

@@ -9,7 +9,7 @@
 
 namespace tessera::sla::detail {
 
-KrylovResult run_bicgstab(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_bicgstab(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params) {
   KrylovResult out;
   at::Tensor x = x0.clone();

@@ -26,7 +26,7 @@ bool cg_should_stop(double rnorm, int64_t it, const KrylovParams& params, Krylov
   return false;
 }
 
-KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_cg(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params) {
   if (params.plan) return run_cg_fused(*params.plan, m, b, x0, params);
   KrylovResult out;

@@ -15,7 +15,7 @@
 
 namespace tessera::sla::detail {
 
-KrylovResult run_cg_fused(const SpmvPlan& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params) {
   KrylovResult out;
   const std::vector<int64_t>& blocks = a.row_blocks();

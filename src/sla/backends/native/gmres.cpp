@@ -37,7 +37,7 @@ void rotate_column(Cycle& c, int64_t j) {
 
 }  // namespace
 
-KrylovResult run_gmres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_gmres(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                        const KrylovParams& params) {
   KrylovResult out;
   at::Tensor x = x0.clone();

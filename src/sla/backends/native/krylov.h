@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tessera/sla/solve_options.h"
 #include "tessera/sla/sparse_tensor.h"
@@ -56,16 +57,23 @@ struct KrylovResult {
   std::string message;
 };
 
-/// Preconditioner M^{-1} = diag(inv_diag) (undefined: identity).
-/// Or, when `block` is set, M^{-1} r = block(r) (block-Jacobi: a local factorisation).
-struct Jacobi {
+/// M^{-1} as the Krylov methods apply it, one of three forms:
+///  - the identity (Preconditioner::None): neither member set;
+///  - a diagonal (Preconditioner::Jacobi): M^{-1} = diag(inv_diag);
+///  - an operator set up before the solve (BlockJacobi, AMG, IC0, ILU0, BoomerAMG):
+///    M^{-1} r = apply_set_up(r).
+struct KrylovPreconditioner {
   at::Tensor inv_diag;
-  LinearOperator block;
+  LinearOperator apply_set_up;
+
+  static KrylovPreconditioner identity() { return {}; }
+  static KrylovPreconditioner diagonal(at::Tensor inv_diag) { return {std::move(inv_diag), {}}; }
+  static KrylovPreconditioner set_up(LinearOperator op) { return {{}, std::move(op)}; }
   /// M^{-1} is diagonal (or the identity): the fused CG loop applies it inside its vector pass.
-  /// A preconditioner added beside `block` must make this false.
-  bool is_diagonal() const { return !block; }
+  bool is_diagonal() const { return !apply_set_up; }
+  /// z = M^{-1} r
   at::Tensor apply(const at::Tensor& r) const {
-    if (block) return block(r);
+    if (apply_set_up) return apply_set_up(r);
     return inv_diag.defined() ? r * inv_diag : r;
   }
 };
@@ -75,31 +83,33 @@ struct Jacobi {
 /// the loop must stop. Shared by the generic and the fused loop.
 bool cg_should_stop(double rnorm, int64_t it, const KrylovParams& params, KrylovResult& out);
 
-KrylovResult run_cg(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_cg(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params);
 /// CG on a CPU CSR plan with fused vector passes and no allocation per iteration (same
 /// iterates as run_cg up to rounding; M from m as in run_cg).
-KrylovResult run_cg_fused(const SpmvPlan& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params);
-KrylovResult run_bicgstab(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_bicgstab(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params);
-KrylovResult run_gmres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_gmres(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                        const KrylovParams& params);
-KrylovResult run_minres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_minres(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                         const KrylovParams& params);
 
 /// Solves A x = b (b [n]) with options.method (CG, BiCGStab, GMRES or MINRES) and
 /// options.preconditioner; fills info (iterations, true relative residual, status).
+/// None and Jacobi (from `diagonal`) are made here; the set-up preconditioners (BlockJacobi,
+/// AMG, IC0, ILU0, BoomerAMG) come as `set_up_preconditioner`, M^{-1} r = (*op)(r).
 /// `space` (optional) makes the solve distributed: b, the diagonal and the operator act
 /// on this rank's entries, and inner products go through the space.
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
                         const SolveOptions& options, SolveInfo& info, const KrylovSpace* space = nullptr,
-                        const LinearOperator* block_preconditioner = nullptr);
+                        const LinearOperator* set_up_preconditioner = nullptr);
 
 /// The operator v -> A_b v (or A_b^T v) of batch element `batch` of `a`. On CPU with
 /// float64 values it holds a CsrOperator (an SpmvPlan: stencil form when the matrix has
-/// one, unless TESSERA_SPMV_FORMAT=csr), which krylov_solve hands to the fused CG loop.
-LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose);
+/// one and `stencil` is true), which krylov_solve hands to the fused CG loop.
+LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose, bool stencil = true);
 
 /// A LinearOperator backed by an SpmvPlan (what csr_operator returns on CPU float64).
 struct CsrOperator {

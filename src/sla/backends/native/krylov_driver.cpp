@@ -4,7 +4,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "sla/backends/native/krylov.h"
@@ -16,7 +15,7 @@
 namespace tessera::sla::detail {
 namespace {
 
-using Algorithm = KrylovResult (*)(const LinearOperator&, const Jacobi&, const at::Tensor&, const at::Tensor&,
+using Algorithm = KrylovResult (*)(const LinearOperator&, const KrylovPreconditioner&, const at::Tensor&, const at::Tensor&,
                                    const KrylovParams&);
 
 Algorithm algorithm_for(Method method) {
@@ -30,12 +29,9 @@ Algorithm algorithm_for(Method method) {
 }
 
 /// M^{-1} = diag(1 / d); MINRES needs SPD M, so it uses |d|; zero entries are not scaled.
-Jacobi make_jacobi(const at::Tensor& diagonal, Method method, Preconditioner kind) {
-  Jacobi m;
-  if (kind == Preconditioner::None) return m;
+KrylovPreconditioner make_jacobi(const at::Tensor& diagonal, Method method) {
   at::Tensor d = method == Method::MINRES ? diagonal.abs() : diagonal;
-  m.inv_diag = at::where(d == 0, at::ones_like(d), d).reciprocal();   // 1 / a_ii
-  return m;
+  return KrylovPreconditioner::diagonal(at::where(d == 0, at::ones_like(d), d).reciprocal());   // 1 / a_ii
 }
 
 }  // namespace
@@ -46,11 +42,10 @@ at::Tensor CsrOperator::operator()(const at::Tensor& v) const {
   return y;
 }
 
-LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose) {
+LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose, bool stencil) {
   at::Tensor values = a.values().detach().reshape({a.batch_size(), a.nnz()}).narrow(0, batch, 1).contiguous();
   if (values.is_cpu() && values.scalar_type() == at::kDouble) {
-    const char* env = std::getenv("TESSERA_SPMV_FORMAT");
-    const SpmvFormat format = env && std::string(env) == "csr" ? SpmvFormat::Csr : SpmvFormat::Auto;
+    const SpmvFormat format = stencil ? SpmvFormat::Auto : SpmvFormat::Csr;
     if (!transpose) {
       return CsrOperator{std::make_shared<const SpmvPlan>(a.row_ptr(), a.col_idx(), values.reshape({-1}), a.rows(),
                                                           a.cols(), format)};
@@ -87,13 +82,13 @@ KrylovSpace KrylovSpace::local(int64_t n) {
 
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,
                         const SolveOptions& options, SolveInfo& info, const KrylovSpace* space,
-                        const LinearOperator* block_preconditioner) {
+                        const LinearOperator* set_up_preconditioner) {
   KrylovParams params;
   params.space = space ? *space : KrylovSpace::local(b.size(0));
   const CsrOperator* csr = a.target<CsrOperator>();
   if (!space && csr && b.is_cpu() && b.scalar_type() == at::kDouble) params.plan = csr->plan.get();   // fused CG
   const int64_t n = params.space.global_size;
-  info.backend = "native";
+  info.backend = to_string(Backend::Native);
   info.method = options.method;
   info.iterations = 0;
   Algorithm run = algorithm_for(options.method);
@@ -115,11 +110,12 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
     return x;
   }
   const bool plain = options.preconditioner == Preconditioner::None || options.preconditioner == Preconditioner::Jacobi;
-  TESSERA_CHECK(plain || block_preconditioner != nullptr, Unsupported, "preconditioner '",
+  TESSERA_CHECK(plain || set_up_preconditioner != nullptr, Unsupported, "preconditioner '",
                 to_string(options.preconditioner), "' is not available here (block-jacobi is for distributed "
                 "solves; amg, ic0, ilu0, boomeramg for single-process solve())");
-  Jacobi m = plain ? make_jacobi(diagonal, options.method, options.preconditioner) : Jacobi{};
-  if (!plain) m.block = *block_preconditioner;                         // M^{-1} r = block(r)
+  const KrylovPreconditioner m = !plain ? KrylovPreconditioner::set_up(*set_up_preconditioner)   // M^{-1} r = op(r)
+                                 : options.preconditioner == Preconditioner::Jacobi ? make_jacobi(diagonal, options.method)
+                                                                                    : KrylovPreconditioner::identity();
   KrylovResult result;
   while (true) {
     params.maxiter = maxiter - info.iterations;

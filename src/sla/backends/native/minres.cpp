@@ -12,7 +12,7 @@
 
 namespace tessera::sla::detail {
 
-KrylovResult run_minres(const LinearOperator& a, const Jacobi& m, const at::Tensor& b, const at::Tensor& x0,
+KrylovResult run_minres(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                         const KrylovParams& params) {
   KrylovResult out;
   at::Tensor x = x0.clone();
