@@ -8,7 +8,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ?= 1
 # ccache with the precompiled headers (cmake/TesseraCcache.cmake sets it for the compiler too)
 export CCACHE_SLOPPINESS ?= pch_defines,time_macros
 
-.PHONY: all deps configure build test demo bench clean fuzz
+.PHONY: all deps configure build test test-minimal demo bench clean fuzz
 
 all: build
 
@@ -27,6 +27,17 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600; rc=$$?; \
 	  cd $(CURDIR) && scripts/slowest-tests $(BUILD) 15 || true; exit $$rc
+
+# The sla library and its tests with every optional sparse backend switched off
+# (cmake/TesseraSlaBackends.cmake): they report NotCompiled and auto dispatch uses the native
+# Krylov methods. Not part of `make test`; a fresh build of three libraries and one test program.
+MINIMAL_BUILD ?= build-minimal
+MINIMAL_FLAGS = -DTESSERA_WITH_EIGEN=OFF -DTESSERA_WITH_CHOLMOD=OFF -DTESSERA_WITH_UMFPACK=OFF \
+                -DTESSERA_WITH_SUPERLU=OFF -DTESSERA_WITH_HYPRE=OFF
+test-minimal:
+	cmake -S . -B $(MINIMAL_BUILD) -DCMAKE_BUILD_TYPE=Release $(MINIMAL_FLAGS)
+	cmake --build $(MINIMAL_BUILD) -j$(JOBS) --target tessera_sla_tests
+	cd $(MINIMAL_BUILD) && ctest --output-on-failure -j$(JOBS) -L sla -LE 'mpi|cli'
 
 demo: build
 	scripts/demo $(BUILD)
