@@ -63,13 +63,9 @@ BatchSolver::BatchSolver(const SparseTensor& a, const SolveOptions& options)
   choice_ = choose_solver(a_, props, options_);
   const int64_t batch = a_.batch_size();
   elements_.resize(batch);
-  std::unique_ptr<IterativeBackend> iterative;
-  if (is_krylov(choice_.method)) {
-    iterative = make_iterative_backend(choice_.backend);
-    TESSERA_CHECK(iterative->supports(options_.preconditioner), Unsupported, "preconditioner '",
-                  to_string(options_.preconditioner), "' is not provided by the iterative backend ",
-                  iterative->name());
-  }
+  // an iterative backend's prepare checks the preconditioner (Unsupported, or NotCompiled)
+  const std::unique_ptr<IterativeBackend> iterative =
+      is_krylov(choice_.method) ? make_iterative_backend(choice_.backend) : nullptr;
   for (int64_t i = 0; i < batch; ++i) {
     Element& e = elements_[i];
     e.method = choice_.method;

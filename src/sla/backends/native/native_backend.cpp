@@ -116,6 +116,8 @@ class NativeBackend final : public IterativeBackend {
     TESSERA_CHECK(options.preconditioner != Preconditioner::BlockJacobi, Unsupported,
                   "native: block-jacobi is the preconditioner of distributed solves (dsolve); on one process "
                   "use a direct backend");
+    TESSERA_CHECK(supports(options.preconditioner), NotCompiled, "native: the ", to_string(options.preconditioner),
+                  " preconditioner is not compiled into this build (BoomerAMG needs TESSERA_WITH_HYPRE)");
     TESSERA_CHECK(options.rtol >= 0.0 && options.atol >= 0.0, InvalidInput,
                   "native: need rtol >= 0 and atol >= 0 (both 0: run maxiter iterations), got rtol = ", options.rtol,
                   ", atol = ", options.atol);
