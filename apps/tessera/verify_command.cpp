@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -91,13 +92,17 @@ int run_verify(const VerifyCli& o) {
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.
   const double total = opt.timeout, left = std::max(total - core::seconds_since_process_start(), 0.0);
   opt.timeout = std::max(left, 1e-3);
-  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&o, total, root, comm] {
-    if (root) {  // rank 0 answers
+  // the domains bounded so far, as the last progress report said (for the watchdog's answer)
+  auto visited = std::make_shared<std::atomic<int64_t>>(0);
+  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&o, total, root, comm, visited] {
+    if (root) {  // rank 0 answers, in every file the run was asked for
       lirpa::VerifyResult r;
       r.verdict = lirpa::Verdict::Timeout;
       r.seconds = core::seconds_since_process_start();
+      r.domains_visited = visited->load();
       r.reason = "the run overran its timeout of " + std::to_string(total) + " s; stopped by the watchdog";
       try {
+        if (!o.json.empty()) write_json(o, r, comm->size(), {}, {});
         answer(o, r);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
@@ -121,8 +126,10 @@ int run_verify(const VerifyCli& o) {
     tp.emplace(lirpa::tp_from_graph(*g, comm));  // this rank's blocks only
     g.reset();                                   // the whole model is released
   }
-  lirpa::ProgressFn progress;
-  if (!o.quiet && root) progress = print_progress;
+  lirpa::ProgressFn progress = [quiet = o.quiet || !root, visited](const lirpa::Progress& p) {
+    visited->store(p.visited);
+    if (!quiet) print_progress(p);
+  };
   core::MemoryPhase phase("verify");  // baseline: the model (or its shard) loaded
   lirpa::VerifyResult r = tp ? lirpa::tp_verify(*tp, p, opt, progress)
                              : lirpa::verify(*g, p, opt, progress, sharded ? comm : nullptr);

@@ -84,8 +84,15 @@ void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, 
 
 }  // namespace
 
+std::optional<Interval> intersect(const std::optional<Interval>& a, const std::optional<Interval>& b) {
+  if (!a || !b) return a ? Interval{a->lower.detach(), a->upper.detach()}
+                       : b ? std::optional<Interval>(Interval{b->lower.detach(), b->upper.detach()}) : std::nullopt;
+  return Interval{at::max(a->lower.detach(), b->lower.detach()), at::min(a->upper.detach(), b->upper.detach())};
+}
+
 at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,
-                             const AlphaOptions& options, int& iterations) {
+                             const AlphaOptions& options, int& iterations,
+                             std::vector<std::optional<Interval>>* tightest) {
   AlphaPlan plan;
   plan.crown = state.bounds;
   for (const Node& node : graph.nodes()) {
@@ -115,6 +122,9 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
     for (auto& [k, t] : alphas) state.alpha[k] = t.detach().requires_grad_(true);
     std::fill(state.bounds.begin() + 1, state.bounds.end(), std::nullopt);
     alpha_intermediate(graph, state, env, plan);
+    if (tightest) {
+      for (auto& [p, needed] : plan.rows) (*tightest)[p] = intersect((*tightest)[p], state.bounds[p]);
+    }
     at::Tensor lb = crown_lower(graph, state, env, graph.output_id(), a, true);
     at::Tensor lbd = lb.detach();
     best = best.defined() && options.keep_best ? at::max(best, lbd) : lbd;  // best per row

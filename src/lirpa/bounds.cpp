@@ -59,30 +59,50 @@ BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const a
   at::Tensor lb;
   {
     at::NoGradGuard no_grad;
+    if (options.known_intermediate) {
+      for (const auto& [p, b] : *options.known_intermediate) {
+        TESSERA_CHECK(p > 0 && p < static_cast<int>(state.bounds.size()), InvalidInput, "known bounds for node ", p,
+                      ", which the network does not have");
+        state.bounds[p] = Interval{b.lower.to(options.dtype), b.upper.to(options.dtype)};
+      }
+    }
     detail::crown_intermediate(graph, state, env, graph.output_id());
     if (options.method == Method::Crown) lb = detail::crown_lower(graph, state, env, graph.output_id(), rows, false);
   }
+  // the tightest intermediate bounds seen (CROWN's, then each alpha-CROWN step's)
+  std::vector<std::optional<Interval>> tightest = state.bounds;
+  auto* tight = options.keep_intermediate ? &tightest : nullptr;
+  auto finish = [&](BoundsResult r) {
+    if (!options.keep_intermediate) return r;
+    for (const Node& node : graph.nodes()) {
+      if (node.id == 0 || node.id > graph.output_id() || !node.op->needs_input_bounds()) continue;
+      for (int p : node.inputs)
+        if (p != 0 && tightest[p])
+          r.intermediate[p] = Interval{tightest[p]->lower.detach().to(at::kDouble), tightest[p]->upper.detach().to(at::kDouble)};
+    }
+    return r;
+  };
   if (options.method == Method::AlphaCrown && options.alpha.separate_sides) {
     int steps_lower = 0, steps_upper = 0;
     result.lower = detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, 1.0),
-                                             options.alpha, steps_lower);
+                                             options.alpha, steps_lower, tight);
     if (!options.want_upper) {
       result.upper = at::full_like(result.lower, INFINITY);
       result.iterations = steps_lower;
-      return result;
+      return finish(result);
     }
     // upper of c y = -lower of (-c) y
     result.upper = -detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, -1.0),
-                                              options.alpha, steps_upper);
+                                              options.alpha, steps_upper, tight);
     result.iterations = std::max(steps_lower, steps_upper);
-    return result;
+    return finish(result);
   }
   if (options.method == Method::AlphaCrown) {
-    lb = detail::alpha_crown_lower(graph, state, env, rows, options.alpha, result.iterations);
+    lb = detail::alpha_crown_lower(graph, state, env, rows, options.alpha, result.iterations, tight);
   }
   result.lower = lb.slice(0, 0, k);
   result.upper = -lb.slice(0, k);  // upper of c y = -lower of (-c) y
-  return result;
+  return finish(result);
 }
 
 }  // namespace tessera::lirpa

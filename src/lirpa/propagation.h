@@ -58,7 +58,13 @@ void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptio
 
 /// alpha-CROWN on the rows `a` over the output (intermediate bounds fixed, from CROWN):
 /// returns `[S]` lower bounds, the best per row; `iterations` receives the steps taken.
+/// `tightest` (when set, sized like `state.bounds`): every activation input's bounds
+/// intersected with those of each step (each step's are sound, so is their intersection).
 at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,
-                             const AlphaOptions& options, int& iterations);
+                             const AlphaOptions& options, int& iterations,
+                             std::vector<std::optional<Interval>>* tightest = nullptr);
+
+/// `a` intersected with `b` (either may be absent), detached from autograd.
+std::optional<Interval> intersect(const std::optional<Interval>& a, const std::optional<Interval>& b);
 
 }  // namespace tessera::lirpa::detail

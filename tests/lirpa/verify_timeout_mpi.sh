@@ -2,8 +2,9 @@
 # Usage: verify_timeout_mpi.sh TESSERA WORKDIR MPIRUN...
 # `verify --shard fsdp` at 2 ranks on a random 784 -> 1024 x 2 -> 10 MLP whose property
 # needs ReLU branch and bound, with a 3 s timeout: a branch-and-bound step outlasts it, so
-# the watchdog answers. The last line of stdout must be `timeout` and mpirun must exit 0
-# (a rank that exits without MPI_Finalize would make mpirun fail the job).
+# the watchdog answers. The last line of stdout must be `timeout`, mpirun must exit 0 (a
+# rank that exits without MPI_Finalize would make mpirun fail the job), and the --json file
+# must say timeout too (the watchdog writes every file the run was asked for).
 set -eu
 tessera=$1 dir=$2
 shift 2
@@ -11,7 +12,8 @@ here=$(dirname "$0")
 /usr/bin/python3 "$here/../../bench/wide_mlp_instance.py" "$dir" --threshold -0.8 > /dev/null
 set +e
 "$@" -np 2 "$tessera" --threads 1 verify "$dir/mlp_784x1024x1024x10.onnx" "$dir/mlp_784x1024x1024x10.vnnlib" \
-  --shard fsdp --timeout 3 --quiet > "$dir/stdout.txt" 2> "$dir/stderr.txt"
+  --shard fsdp --timeout 3 --quiet --json "$dir/verify.json" > "$dir/stdout.txt" 2> "$dir/stderr.txt"
 rc=$?
 tail -n 1 "$dir/stdout.txt"
 echo "rc=$rc"
+/usr/bin/python3 -c 'import json, sys; print("json", json.load(open(sys.argv[1]))["verdict"])' "$dir/verify.json"

@@ -13,9 +13,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "tessera/lirpa/bound_op.h"
 #include "tessera/lirpa/graph.h"
 
 namespace tessera::dist {
@@ -59,6 +61,12 @@ struct BoundOptions {
   /// of this communicator and the bounds all-gathered; every rank calls with the same
   /// arguments and receives the same result. Null or one rank: everything local.
   std::shared_ptr<dist::Communicator> shard_rows;
+  /// CROWN and alpha-CROWN: also return the intermediate bounds (BoundsResult::intermediate).
+  bool keep_intermediate = false;
+  /// CROWN and alpha-CROWN: bounds of activation inputs known to hold on this box (node id ->
+  /// `[1, *shape]`, e.g. an earlier run's BoundsResult::intermediate), taken as they are
+  /// instead of being recomputed. Null: none.
+  const std::map<int, Interval>* known_intermediate = nullptr;
 };
 
 /// Bounds per specification row (or per raw output).
@@ -66,6 +74,10 @@ struct BoundsResult {
   at::Tensor lower;  ///< [K]
   at::Tensor upper;  ///< [K]
   int iterations = 0;  ///< alpha-CROWN steps taken (the most of the two sides' runs; 0 otherwise)
+  /// With BoundOptions::keep_intermediate: the bounds of every activation's input node (node
+  /// id -> `[1, *shape]` in float64), CROWN's intersected with those of every alpha-CROWN
+  /// step (branch and bound starts from them).
+  std::map<int, Interval> intermediate;
 };
 
 /// Bounds of `c y` (c: [K, output_size]; undefined = identity) for every input x with

@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,9 @@ struct GraphBounded {
 /// is not. The domains are bounded together: the graph engine's state then carries D domains
 /// (every bound `[D, *shape]`, every backward pass D blocks of rows), one state for the domains
 /// that reuse their parent's bounds up to the same ReLU node. `stop` (may be empty) is asked
-/// before each such group; once it says true the rest are left unbounded (lb -inf, `bounded`
-/// tells how many were done) and the caller must discard the batch.
+/// before each such group and between beta steps (which then end with the bounds so far);
+/// once it says true the rest are left unbounded (lb -inf, `bounded` tells how many were
+/// done) and the caller must discard the batch.
 GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                                  const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha = nullptr,
                                  const BetaOptions* beta = nullptr, const std::function<bool()>& stop = {});
@@ -84,6 +86,10 @@ struct GraphBabContext {
   std::string phase = "bab-relu-graph";
   /// Called between batches (may be empty): the caller's own counterexample search.
   std::function<bool()> side_attack;
+  /// Intermediate bounds known on the whole box (node id -> `[1, *shape]`; the incomplete
+  /// stage's, compute_bounds' BoundsResult::intermediate), or null: the root domain starts
+  /// from them when they cover every ReLU node's input instead of bounding them again.
+  const std::map<int, Interval>* root_intermediate = nullptr;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
 };

@@ -5,7 +5,9 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <functional>
 #include <limits>
+#include <optional>
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/domain_pool.h"
@@ -60,12 +62,14 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
 
 // beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
 // rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
-// multipliers, at least `lb`. Each domain's multipliers are its own rows of beta.
+// multipliers, at least `lb`. Each domain's multipliers are its own rows of beta; a domain
+// leaves the optimisation once verified (some row positive), and all of them when `stop`
+// says so (the best bounds so far are sound).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
-                         const BetaOptions& o) {
+                         const BetaOptions& o, const std::function<bool()>& stop) {
   at::AutoGradMode grad(true);
-  const int64_t domains = lb.size(0), k = lb.size(1), s = rows->rows();
+  const int64_t k = lb.size(1);
   std::vector<size_t> with;  // ReLU nodes with splits
   for (size_t j = 0; j < relus.size(); ++j)
     if ((split[j] != 0).any().item<bool>()) with.push_back(j);
@@ -73,16 +77,22 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   std::vector<at::Tensor> beta, sign;
   std::vector<AdamSlot> slots;
   for (size_t j : with) {
-    beta.push_back(at::zeros({s, relus[j].size}, at::kDouble));
+    beta.push_back(at::zeros({rows->rows(), relus[j].size}, at::kDouble));
     // [S, n_j]: +1 z >= 0, -1 z <= 0, 0 free, the split of each row's domain
-    sign.push_back(per_row(split[j].to(at::kDouble), s).contiguous());
+    sign.push_back(per_row(split[j].to(at::kDouble), rows->rows()).contiguous());
     slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
   }
   AlphaOptions adam;  // Adam's moment decays
   double lr = o.lr_beta;
-  at::Tensor best = lb;
+  at::Tensor best = lb.clone();
+  at::Tensor alive = at::arange(lb.size(0), at::kLong);  // the domains still optimised
+  BoundState* st = &state;
+  std::optional<BoundState> shrunk;
+  APtr live_rows = rows;
   std::map<int, at::Tensor> extra;
   for (int it = 1; it <= o.iterations; ++it) {
+    if (stop && stop()) break;
+    const int64_t s = live_rows->rows();
     extra.clear();
     std::vector<at::Tensor> params;
     for (size_t i = 0; i < with.size(); ++i) {
@@ -93,15 +103,29 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       auto e = extra.find(r.input);
       extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
     }
-    state.extra_rows = &extra;
-    at::Tensor cur = crown_lower(graph, state, env, graph.output_id(), rows, false).reshape({domains, k}) - rhs;
-    state.extra_rows = nullptr;
-    best = at::max(best, cur.detach());
-    if ((best.amax(1) > 0).all().item<bool>()) break;  // some row positive in every domain: all verified
+    st->extra_rows = &extra;
+    at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, false).reshape({alive.numel(), k}) - rhs;
+    st->extra_rows = nullptr;
+    at::Tensor now = at::max(best.index_select(0, alive), cur.detach());
+    best.index_copy_(0, alive, now);
+    at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
+    if (open.numel() == 0) break;  // some row positive in every domain: all verified
     auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
     for (size_t i = 0; i < with.size(); ++i)
       if (grads[i].defined()) adam_step(beta[i], grads[i], slots[i], adam, lr, it, INFINITY);
     lr *= o.lr_decay;
+    if (open.numel() < alive.numel()) {  // the verified domains leave: their rows, state and multipliers
+      at::Tensor keep_rows = (open.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1});
+      for (size_t i = 0; i < with.size(); ++i) {
+        beta[i] = beta[i].index_select(0, keep_rows);
+        sign[i] = sign[i].index_select(0, keep_rows);
+        slots[i] = {slots[i].m.index_select(0, keep_rows), slots[i].v.index_select(0, keep_rows)};
+      }
+      live_rows = DenseA::make(live_rows->dense(at::kDouble).index_select(0, keep_rows));
+      shrunk.emplace(select_domains(*st, open));
+      st = &*shrunk;
+      alive = alive.index_select(0, open);
+    }
   }
   return best;
 }
@@ -118,7 +142,7 @@ struct BatchBounds {
 
 BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                         const at::Tensor& sel, int64_t reuse, const at::Tensor& c, const at::Tensor& rhs,
-                        const AlphaOptions* alpha, const BetaOptions* beta) {
+                        const AlphaOptions* alpha, const BetaOptions* beta, const std::function<bool()>& stop) {
   at::NoGradGuard no_grad;
   OpEnv env{graph.params(), at::kDouble};
   const int64_t domains = sel.numel(), k = c.size(0), n_in = graph.input_size();
@@ -175,7 +199,8 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     for (const at::Tensor& sp : d.split) split.push_back(sp.index_select(0, sel).index_select(0, open));
     APtr open_rows = DenseA::make(c.to(at::kDouble).repeat({open.numel(), 1}).reshape(
         lead(graph, graph.output_id(), open.numel() * k)));
-    at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta);
+    at::Tensor lb =
+        optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta, stop);
     out.lb.index_copy_(0, open, lb);
   }
   // the constraints of an infeasible domain contradict each other: nothing to prove there
@@ -208,7 +233,7 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
   for (const auto& [reuse, members] : by_reuse) {
     if (stop && stop()) break;
     at::Tensor sel = at::tensor(members, at::kLong);
-    BatchBounds one = bound_batch(graph, relus, d, sel, reuse, c, rhs, alpha, beta);
+    BatchBounds one = bound_batch(graph, relus, d, sel, reuse, c, rhs, alpha, beta, stop);
     out.lb.index_copy_(0, sel, one.lb);
     out.a_input.index_copy_(0, sel, one.a_input);
     out.bounds.infeasible.index_copy_(0, sel, one.infeasible);
@@ -292,8 +317,18 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   root.d.xl = p.xl;
   root.d.xu = p.xu;
   for (const GraphRelu& r : relus) root.d.split.push_back(at::zeros({1, r.size}, at::kChar));
-  // the root by CROWN: verify's incomplete stage has run alpha-CROWN on these rows already
-  // (its slopes are not handed over yet), and the children are bounded by CROWN and beta
+  // the root by CROWN, from the incomplete stage's intermediate bounds when it has them all
+  // (its slopes are not handed over yet); the children are bounded by CROWN and beta
+  bool seeded = ctx.root_intermediate != nullptr;
+  for (const GraphRelu& r : relus) seeded = seeded && ctx.root_intermediate->count(r.input) > 0;
+  if (seeded) {
+    for (const GraphRelu& r : relus) {
+      const Interval& b = ctx.root_intermediate->at(r.input);
+      root.d.lower.push_back(b.lower.to(at::kDouble).reshape({1, r.size}));
+      root.d.upper.push_back(b.upper.to(at::kDouble).reshape({1, r.size}));
+    }
+    root.d.reuse_upto = at::full({1}, static_cast<int64_t>(relus.size()) - 1, at::kLong);
+  }
   if (!bound_and_choose(ctx, relus, p, root, nullptr)) return out.status = BabStatus::Timeout, out;
   out.visited = 1;
   out.lower = root.score.min().item<double>();

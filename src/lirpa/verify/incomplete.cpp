@@ -32,14 +32,16 @@ bool all_closed(const std::vector<std::vector<bool>>& open) {
 
 void bound_stage(const Graph& graph, const Property& property, const VerifyOptions& options, Method method,
                  std::vector<std::vector<bool>>& open, const RunClock& clock,
-                 const std::shared_ptr<dist::Communicator>& shard_rows) {
+                 const std::shared_ptr<dist::Communicator>& shard_rows,
+                 std::vector<std::map<int, Interval>>& intermediate) {
   BoundOptions bo;
   bo.shard_rows = shard_rows;  // rows of each backward pass split across ranks (when implemented)
   bo.method = method;
   bo.dtype = at::kDouble;
   bo.alpha = options.alpha;
   bo.alpha.stop = clock.stop_test();
-  bo.want_upper = false;  // only lower(C y) - rhs decides a disjunct  // alpha-CROWN returns its best bound so far at the timeout
+  bo.want_upper = false;  // only lower(C y) - rhs decides a disjunct
+  bo.keep_intermediate = true;
   for (size_t c = 0; c < property.cases.size(); ++c) {
     const PropertyCase& pc = property.cases[c];
     bool any_open = false;
@@ -47,7 +49,9 @@ void bound_stage(const Graph& graph, const Property& property, const VerifyOptio
     if (!any_open || clock.expired()) continue;
     at::Tensor spec = pc.spec_matrix();
     if (spec.size(0) == 0) continue;
+    bo.known_intermediate = intermediate[c].empty() ? nullptr : &intermediate[c];  // the earlier stage's
     BoundsResult r = compute_bounds(graph, pc.lower, pc.upper, bo, spec);
+    intermediate[c] = std::move(r.intermediate);
     at::Tensor g = r.lower.to(at::kDouble) - pc.spec_rhs().to(at::kDouble);  // lower(C y) - rhs
     std::vector<bool> proven = proven_disjuncts(pc, g, options.margin);
     for (size_t d = 0; d < proven.size(); ++d)
@@ -59,15 +63,17 @@ void bound_stage(const Graph& graph, const Property& property, const VerifyOptio
 
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
-                                    const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows) {
+                                    const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows,
+                                    std::vector<std::map<int, Interval>>& intermediate) {
   open.clear();
+  intermediate.assign(property.cases.size(), {});
   for (const PropertyCase& pc : property.cases) open.emplace_back(pc.disjuncts.size(), true);
   if (progress) progress(Progress{"crown", 0, 0, 0, clock.elapsed()});
-  bound_stage(graph, property, options, Method::Crown, open, clock, shard_rows);
+  bound_stage(graph, property, options, Method::Crown, open, clock, shard_rows, intermediate);
   if (all_closed(open)) return "crown";
   if (!options.alpha_enabled) return "";
   if (progress) progress(Progress{"alpha-crown", 0, 0, 0, clock.elapsed()});
-  bound_stage(graph, property, options, Method::AlphaCrown, open, clock, shard_rows);
+  bound_stage(graph, property, options, Method::AlphaCrown, open, clock, shard_rows, intermediate);
   return all_closed(open) ? "alpha-crown" : "";
 }
 

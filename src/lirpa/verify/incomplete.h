@@ -1,6 +1,7 @@
 #pragma once
 // Incomplete verification: CROWN, then alpha-CROWN, on every input box's specification rows.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,10 +15,14 @@ namespace tessera::lirpa::detail {
 /// it has lower(c_k y) - rhs_k > margin over the case's box. Returns the method that closed
 /// the last open disjunct ("crown" or "alpha-crown"), or "" when some remain open.
 /// `shard_rows` (sharded state, several ranks): passed to compute_bounds as
-/// BoundOptions::shard_rows (every rank calls with the same arguments).
+/// BoundOptions::shard_rows (every rank calls with the same arguments). `intermediate`
+/// receives, per property case, the tightest intermediate bounds of its box (CROWN's, then
+/// alpha-CROWN's, which starts from them instead of recomputing them); empty for a case
+/// that no stage bounded.
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
-                                    const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows = nullptr);
+                                    const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows,
+                                    std::vector<std::map<int, Interval>>& intermediate);
 
 /// The disjuncts proven infeasible from lower bounds `g_lower` of the stacked rows
 /// (C y - rhs, in the order of spec_matrix()): max over each disjunct's rows > margin.

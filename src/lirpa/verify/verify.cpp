@@ -157,11 +157,12 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
 // rounds of thousands of float64 restarts through the graph take minutes on a CIFAR ResNet
 // (sri_resnet_a: one round held the rest of a 300 s run); the search's own PGD from its
 // worst domains' vertices runs every `bab.attack_every` batches.
-bool run_graph_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc, bool& undecided) {
+bool run_graph_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc,
+                   const std::map<int, Interval>& intermediate, bool& undecided) {
   run.bab_kind = "bab-relu-graph";
   detail::GraphBabContext ctx{run.graph, run.options, run.clock,
                               [&](const at::Tensor& x) { return run.confirm(x, "bab-relu-graph"); }, run.progress,
-                              "bab-relu-graph", {}};
+                              "bab-relu-graph", {}, &intermediate};
   detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}),
                              oc.c.to(at::kDouble), oc.rhs.to(at::kDouble)};
   return bab_outcome(run, detail::graph_relu_split_bab(ctx, problem), ctx.phase, undecided);
@@ -184,8 +185,9 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
   if (run_attack(run, net)) return finish();
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
-  std::string by =
-      detail::incomplete_verification(graph, property, options, open, run.progress, run.clock, run.state_comm);
+  std::vector<std::map<int, Interval>> intermediate;  // per case: the root of graph branch and bound
+  std::string by = detail::incomplete_verification(graph, property, options, open, run.progress, run.clock,
+                                                   run.state_comm, intermediate);
   bool all_proven = true;
   for (const auto& row : open)
     for (bool o : row) all_proven = all_proven && !o;
@@ -214,7 +216,7 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
       if (!open[c][d]) continue;
       const PropertyCase& pc = property.cases[c];
       bool go = net ? run_bab(run, *net, pc, pc.disjuncts[d], side, undecided)
-                    : run_graph_bab(run, pc, pc.disjuncts[d], undecided);
+                    : run_graph_bab(run, pc, pc.disjuncts[d], intermediate[c], undecided);
       if (!go) return finish();
     }
   }
