@@ -332,6 +332,48 @@ TEST(LirpaGraphBab, DomainsBoundedTogetherEqualEachAlone) {
   }
 }
 
+// FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, and
+// its worse child is at least as good as that of BaBSR's first choice (one of the candidates).
+TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
+  at::manual_seed(9);
+  for (const Case& cs : cases()) {
+    SCOPED_TRACE(cs.name);
+    Graph g = load_onnx_bytes(cs.onnx);
+    auto relus = detail::graph_relus(g);
+    at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
+    at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
+    at::Tensor c = spec_rows(3, g.output_size());
+    at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
+    GraphDomains d;
+    d.xl = lo;
+    d.xu = hi;
+    for (const GraphRelu& r : relus) d.split.push_back(at::zeros({1, r.size}, at::kChar));
+    GraphBounded gb = detail::bound_graph_domains(g, relus, d, c, rhs);
+    auto [rows, score] = detail::best_rows(gb.lb);
+    auto [fl, fn] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, 4);
+    auto [bl, bn] = detail::babsr_choice(gb.bounds, gb.lambda, d.split, rows);
+    if (bl[0].item<int64_t>() < 0) continue;  // nothing unstable
+    const int64_t j = fl[0].item<int64_t>(), i = fn[0].item<int64_t>();
+    ASSERT_GE(j, 0);
+    EXPECT_LT(gb.bounds.lower[j][0][i].item<double>(), 0.0);
+    EXPECT_GT(gb.bounds.upper[j][0][i].item<double>(), 0.0);
+    // the worse child of a choice, both children bounded with the parent's layer bounds
+    auto worse_child = [&](const at::Tensor& layer, const at::Tensor& neuron) {
+      GraphDomains kids;
+      kids.xl = lo;
+      kids.xu = hi;
+      kids.split = detail::split_children(d.split, layer, neuron);
+      for (size_t h = 0; h < relus.size(); ++h) {
+        kids.lower.push_back(gb.bounds.lower[h].repeat({2, 1}));
+        kids.upper.push_back(gb.bounds.upper[h].repeat({2, 1}));
+      }
+      kids.reuse_upto = at::full({2}, static_cast<int64_t>(relus.size()) - 1, at::kLong);
+      return std::get<0>(detail::bound_graph_domains(g, relus, kids, c, rhs).lb.max(1)).min().item<double>();
+    };
+    EXPECT_GE(worse_child(fl, fn), worse_child(bl, bn) - 1e-9);
+  }
+}
+
 TEST(LirpaGraphBab, SplitInsideResidualBlockHoldsSampledPoints) {
   at::manual_seed(7);
   Graph g = load_onnx_bytes(random_resnet());
@@ -449,13 +491,17 @@ TEST(LirpaGraphBab, BranchingClosesTheGapOnCnnAndResNet) {
     o.attack.enabled = false;
     o.alpha_enabled = false;
     // a twentieth of the way from CROWN's bound to the sampled minimum: CROWN alone cannot
-    // prove it (the bound is below rhs), a few splits do
+    // prove it (the bound is below rhs), a few splits do, with either branching rule
     double rhs = lb + 0.05 * (m - lb);
-    Search s = search(g, lo, hi, c, at::full({1}, rhs, at::kDouble), o);
-    EXPECT_TRUE(s.out.status == detail::BabStatus::Proven || s.out.status == detail::BabStatus::Falsified)
-        << "status " << static_cast<int>(s.out.status) << " " << s.out.reason << " after " << s.out.visited;
-    EXPECT_GT(s.out.visited, 1) << "CROWN alone decided it: the test does not exercise branching";
-    if (s.out.status == detail::BabStatus::Falsified) EXPECT_TRUE(s.x.defined());
+    for (ReluBranching b : {ReluBranching::BaBSR, ReluBranching::FSB}) {
+      SCOPED_TRACE(relu_branching_name(b));
+      o.bab.branching = b;
+      Search s = search(g, lo, hi, c, at::full({1}, rhs, at::kDouble), o);
+      EXPECT_TRUE(s.out.status == detail::BabStatus::Proven || s.out.status == detail::BabStatus::Falsified)
+          << "status " << static_cast<int>(s.out.status) << " " << s.out.reason << " after " << s.out.visited;
+      EXPECT_GT(s.out.visited, 1) << "CROWN alone decided it: the test does not exercise branching";
+      if (s.out.status == detail::BabStatus::Falsified) EXPECT_TRUE(s.x.defined());
+    }
   }
 }
 

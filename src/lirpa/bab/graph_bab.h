@@ -74,6 +74,14 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
                                  const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha = nullptr,
                                  const BetaOptions* beta = nullptr, const std::function<bool()>& stop = {});
 
+/// FSB branching on graph domains `d` bounded as `g` (rows: each domain's worst row, from
+/// best_rows): of the `topk` best BaBSR candidates of each domain, the one whose worse child
+/// (both children bounded with the parent's ReLU-input bounds, one final CROWN pass) is
+/// best. Returns (ReLU node index, neuron) per domain, -1 where nothing is left to split.
+std::pair<at::Tensor, at::Tensor> graph_fsb_choice(const Graph& graph, const std::vector<GraphRelu>& relus,
+                                                  const GraphDomains& d, const GraphBounded& g, const at::Tensor& rows,
+                                                  const at::Tensor& c, const at::Tensor& rhs, int topk);
+
 /// What graph branch and bound needs from the caller (BabContext without the chain network).
 struct GraphBabContext {
   const Graph& graph;
@@ -94,8 +102,9 @@ struct GraphBabContext {
   double elapsed() const { return clock.elapsed(); }
 };
 
-/// ReLU splitting with BaBSR branching on any graph (relu_split_bab's search on the graph
-/// engine): batches of the worst domains are split at the ReLU neuron BaBSR chooses, both
+/// ReLU splitting with BaBSR or FSB branching (`bab.branching`) on any graph (relu_split_bab's
+/// search on the graph engine): batches of the worst domains are split at the ReLU neuron the
+/// branching chooses, both
 /// children bounded with the parent's bounds inherited and split multipliers (beta, on the
 /// final rows only; the intermediate bounds use the splits through their clamps). Fully
 /// split domains that stay unverified are counted as stuck (Exhausted).

@@ -1,0 +1,54 @@
+// FSB branching on the graph engine: filter the ReLU neurons of every graph ReLU node by
+// their BaBSR score, then measure. For each domain the `topk` best-scored candidates are
+// split tentatively; every child (2 k per domain) is bounded in one batch of the graph
+// engine with all of its parent's ReLU-input bounds taken as they are (only the final
+// CROWN pass runs) and the split neuron's bounds clamped to its side (z >= 0: l = max(l, 0);
+// z <= 0: u = min(u, 0)). A candidate's score is its worse child's bound, min(lb+, lb-); the
+// best candidate is chosen.
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "lirpa/bab/graph_bab.h"
+#include "lirpa/bab/relu_bab.h"
+
+namespace tessera::lirpa::detail {
+
+std::pair<at::Tensor, at::Tensor> graph_fsb_choice(const Graph& graph, const std::vector<GraphRelu>& relus,
+                                                  const GraphDomains& d, const GraphBounded& g, const at::Tensor& rows,
+                                                  const at::Tensor& c, const at::Tensor& rhs, int topk) {
+  at::NoGradGuard no_grad;
+  const int64_t bsz = d.size();
+  at::Tensor scores = babsr_scores(g.bounds, g.lambda, d.split, rows);  // [B, sum n_j]
+  const int64_t k = std::min<int64_t>(std::max(topk, 1), scores.size(1));
+  auto [vals, idx] = scores.topk(k, 1);  // [B, k] candidates, best BaBSR first
+  at::Tensor valid = at::isfinite(vals);
+  // children of candidate j: domains [2 B j, 2 B (j + 1)), active half first
+  GraphDomains kids;
+  kids.xl = d.xl;
+  kids.xu = d.xu;
+  std::vector<std::vector<at::Tensor>> kid_split(relus.size());
+  for (int64_t j = 0; j < k; ++j) {
+    auto [layer, neuron] = flat_to_layer(g.bounds, idx.select(1, j));
+    layer = layer.masked_fill(valid.select(1, j).logical_not(), -1);  // no candidate: no split
+    std::vector<at::Tensor> split = split_children(d.split, layer, neuron);
+    for (size_t h = 0; h < relus.size(); ++h) kid_split[h].push_back(split[h]);
+  }
+  for (size_t h = 0; h < relus.size(); ++h) {
+    kids.split.push_back(at::cat(kid_split[h]));
+    kids.lower.push_back(g.bounds.lower[h].repeat({2 * k, 1}));  // clamped by the split when bounded
+    kids.upper.push_back(g.bounds.upper[h].repeat({2 * k, 1}));
+  }
+  kids.reuse_upto = at::full({2 * k * bsz}, static_cast<int64_t>(relus.size()) - 1, at::kLong);  // every layer kept
+  GraphBounded kb = bound_graph_domains(graph, relus, kids, c, rhs);
+  at::Tensor child = std::get<0>(kb.lb.max(1)).reshape({k, 2, bsz});  // best row per child
+  at::Tensor worse = std::get<0>(child.min(1)).t();                    // [B, k]: min(lb+, lb-)
+  worse = worse.masked_fill(valid.logical_not(), -std::numeric_limits<double>::infinity());
+  at::Tensor pick = worse.argmax(1, /*keepdim=*/true);
+  auto [layer, neuron] = flat_to_layer(g.bounds, idx.gather(1, pick).squeeze(1));
+  at::Tensor none = valid.select(1, 0).logical_not();  // no unstable unsplit ReLU left
+  return {layer.masked_fill(none, -1), neuron.masked_fill(none, -1)};
+}
+
+}  // namespace tessera::lirpa::detail
