@@ -18,17 +18,6 @@ namespace {
 /// Relative residual above which a direct solve is reported as Singular.
 constexpr double kDirectResidualLimit = 1e-6;
 
-int severity(SolveStatus s) {
-  switch (s) {
-    case SolveStatus::Converged: return 0;
-    case SolveStatus::NotConverged: return 1;
-    case SolveStatus::Breakdown: return 2;
-    case SolveStatus::NotPositiveDefinite: return 3;
-    case SolveStatus::Singular: return 4;
-  }
-  return 5;
-}
-
 /// max over columns of ||op(x) - b|| / ||b||   (b [n, k], x [n, k])
 double relative_residual(const LinearOperator& op, const at::Tensor& x, const at::Tensor& b) {
   double worst = 0.0;
@@ -45,7 +34,7 @@ double relative_residual(const LinearOperator& op, const at::Tensor& x, const at
 }  // namespace
 
 void merge_info(SolveInfo& total, const SolveInfo& part) {
-  if (severity(part.status) > severity(total.status)) {
+  if (part.status != total.status && worse_status(part.status, total.status) == part.status) {
     total.status = part.status;
     total.message = part.message;
   } else if (total.message.empty()) {

@@ -45,6 +45,20 @@ const char* to_string(SolveStatus status) {
   return "unknown";
 }
 
+SolveStatus worse_status(SolveStatus a, SolveStatus b) {
+  auto rank = [](SolveStatus s) {
+    switch (s) {
+      case SolveStatus::Converged: return 0;
+      case SolveStatus::NotConverged: return 1;
+      case SolveStatus::Breakdown: return 2;
+      case SolveStatus::NotPositiveDefinite: return 3;
+      case SolveStatus::Singular: return 4;
+    }
+    return 5;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
 const char* to_string(Preconditioner preconditioner) {
   switch (preconditioner) {
     case Preconditioner::None: return "none";

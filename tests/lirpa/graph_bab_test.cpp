@@ -19,6 +19,7 @@ namespace {
 using detail::GraphBounded;
 using detail::GraphDomains;
 using detail::GraphRelu;
+using testing::node_values;
 
 /// A small ResNet on [1, 2, 6, 6]: Conv -> Relu (r0) -> [Conv -> Relu (r1) -> Conv] + r0 ->
 /// Relu (r2) -> Flatten -> Gemm (3 outputs); r1 lies inside the residual block.
@@ -40,20 +41,13 @@ std::string random_resnet() {
   return b.bytes();
 }
 
-/// Every node's value at the points x [N, n_in] (float64).
-std::vector<at::Tensor> node_values(const Graph& g, const at::Tensor& x) {
-  OpEnv env{g.params(), at::kDouble};
-  std::vector<at::Tensor> v(g.nodes().size());
-  std::vector<int64_t> s{x.size(0)};
-  s.insert(s.end(), g.input_shape().begin(), g.input_shape().end());
-  v[0] = x.reshape(s);
-  for (const Node& node : g.nodes()) {
-    if (node.id == 0) continue;
-    std::vector<at::Tensor> in;
-    for (int i : node.inputs) in.push_back(v[i]);
-    v[node.id] = node.op->forward(env, in);
-  }
-  return v;
+/// The root domain of the box [lo, hi]: no split.
+GraphDomains root_domain(const at::Tensor& lo, const at::Tensor& hi, const std::vector<GraphRelu>& relus) {
+  GraphDomains d;
+  d.xl = lo;
+  d.xu = hi;
+  for (const GraphRelu& r : relus) d.split.push_back(at::zeros({1, r.size}, at::kChar));
+  return d;
 }
 
 /// Sampled points of a box and their node values.
@@ -112,10 +106,7 @@ int64_t check_tree(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, c
                    const at::Tensor& rhs, int levels, bool alpha_root) {
   auto relus = detail::graph_relus(g);
   Samples s = sample(g, relus, lo, hi, 4000);
-  GraphDomains d;
-  d.xl = lo;
-  d.xu = hi;
-  for (const GraphRelu& r : relus) d.split.push_back(at::zeros({1, r.size}, at::kChar));
+  GraphDomains d = root_domain(lo, hi, relus);
   AlphaOptions ao;
   ao.iterations = 5;
   GraphBounded gb = detail::bound_graph_domains(g, relus, d, c, rhs, alpha_root ? &ao : nullptr);
@@ -286,10 +277,7 @@ TEST(LirpaGraphBab, DomainsBoundedTogetherEqualEachAlone) {
     at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
     at::Tensor c = spec_rows(3, g.output_size());
     at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
-    GraphDomains root;
-    root.xl = lo;
-    root.xu = hi;
-    for (const GraphRelu& r : relus) root.split.push_back(at::zeros({1, r.size}, at::kChar));
+    GraphDomains root = root_domain(lo, hi, relus);
     GraphBounded gr = detail::bound_graph_domains(g, relus, root, c, rhs);
     // 8 children of the root: random unstable neurons of random ReLU nodes split either way
     const int64_t n = 8;
@@ -344,10 +332,7 @@ TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
     at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
     at::Tensor c = spec_rows(3, g.output_size());
     at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
-    GraphDomains d;
-    d.xl = lo;
-    d.xu = hi;
-    for (const GraphRelu& r : relus) d.split.push_back(at::zeros({1, r.size}, at::kChar));
+    GraphDomains d = root_domain(lo, hi, relus);
     GraphBounded gb = detail::bound_graph_domains(g, relus, d, c, rhs);
     auto [rows, score] = detail::best_rows(gb.lb);
     auto [fl, fn] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, 4);
@@ -389,10 +374,7 @@ TEST(LirpaGraphBab, SplitInsideResidualBlockHoldsSampledPoints) {
   ASSERT_LT(frac[i].item<double>(), 0.95);
   at::Tensor c = spec_rows(3, g.output_size());
   at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
-  GraphDomains root;
-  root.xl = lo;
-  root.xu = hi;
-  for (const GraphRelu& r : relus) root.split.push_back(at::zeros({1, r.size}, at::kChar));
+  GraphDomains root = root_domain(lo, hi, relus);
   GraphBounded gr = detail::bound_graph_domains(g, relus, root, c, rhs);
   GraphDomains kids;
   kids.xl = lo;

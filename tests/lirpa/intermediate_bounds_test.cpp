@@ -11,21 +11,7 @@
 namespace tessera::lirpa {
 namespace {
 
-/// Every node's value at the points x [N, n_in] (float64).
-std::vector<at::Tensor> node_values(const Graph& g, const at::Tensor& x) {
-  OpEnv env{g.params(), at::kDouble};
-  std::vector<at::Tensor> v(g.nodes().size());
-  std::vector<int64_t> s{x.size(0)};
-  s.insert(s.end(), g.input_shape().begin(), g.input_shape().end());
-  v[0] = x.reshape(s);
-  for (const Node& node : g.nodes()) {
-    if (node.id == 0) continue;
-    std::vector<at::Tensor> in;
-    for (int i : node.inputs) in.push_back(v[i]);
-    v[node.id] = node.op->forward(env, in);
-  }
-  return v;
-}
+using testing::node_values;
 
 std::vector<std::string> networks() {
   at::manual_seed(21);

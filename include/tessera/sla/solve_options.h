@@ -82,6 +82,9 @@ struct SolveInfo {
 const char* to_string(Backend backend);
 const char* to_string(Method method);
 const char* to_string(SolveStatus status);
+/// The worse of two statuses (merging columns or batch elements): Converged < NotConverged <
+/// Breakdown < NotPositiveDefinite < Singular.
+SolveStatus worse_status(SolveStatus a, SolveStatus b);
 const char* to_string(Preconditioner preconditioner);
 /// Parses "auto", "native", "eigen", "cholmod", "umfpack", "superlu"; throws InvalidInput
 /// naming the accepted values otherwise. The one place backend names become a Backend.

@@ -17,22 +17,6 @@
 namespace tessera::sla::backends {
 namespace {
 
-/// Worst of two statuses, to merge columns: Converged < NotConverged < Breakdown <
-/// NotPositiveDefinite < Singular.
-SolveStatus worse(SolveStatus a, SolveStatus b) {
-  auto rank = [](SolveStatus s) {
-    switch (s) {
-      case SolveStatus::Converged: return 0;
-      case SolveStatus::NotConverged: return 1;
-      case SolveStatus::Breakdown: return 2;
-      case SolveStatus::NotPositiveDefinite: return 3;
-      case SolveStatus::Singular: return 4;
-    }
-    return 5;
-  };
-  return rank(a) >= rank(b) ? a : b;
-}
-
 class NativeSolver final : public IterativeSolver {
  public:
   NativeSolver(const SparseTensor& a, int64_t batch, const SolveOptions& options) : a_(a), batch_(batch), options_(options) {
@@ -70,10 +54,10 @@ class NativeSolver final : public IterativeSolver {
       columns.push_back(detail::krylov_solve(op, diagonal_, b2.select(1, c).contiguous(), opts, part, nullptr, pc));
       out.info.iterations = std::max(out.info.iterations, part.iterations);
       out.info.residual = std::max(out.info.residual, part.residual);
-      if (worse(part.status, out.info.status) != out.info.status || out.info.message.empty()) {
+      if (worse_status(part.status, out.info.status) != out.info.status || out.info.message.empty()) {
         out.info.message = part.message;
       }
-      out.info.status = worse(out.info.status, part.status);
+      out.info.status = worse_status(out.info.status, part.status);
     }
     if (b.dim() == 1) {
       out.x = columns.front();
