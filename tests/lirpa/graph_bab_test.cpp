@@ -179,6 +179,23 @@ std::vector<Case> cases() {
   return out;
 }
 
+/// A case's network and ReLU nodes, a random box of half-width `eps` around a point, and the
+/// specification rows spec_rows(k) with rhs 0.
+struct Problem {
+  Graph g;
+  std::vector<GraphRelu> relus;
+  at::Tensor lo, hi, c, rhs;
+};
+
+Problem problem(const Case& cs, int64_t k) {
+  Graph g = load_onnx_bytes(cs.onnx);
+  auto relus = detail::graph_relus(g);
+  at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
+  at::Tensor c = spec_rows(k, g.output_size());
+  at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
+  return {std::move(g), std::move(relus), x0 - cs.eps, x0 + cs.eps, c, rhs};
+}
+
 TEST(LirpaGraphBab, FindsReluNodesByType) {
   at::manual_seed(1);
   Graph g = load_onnx_bytes(random_resnet());
@@ -194,11 +211,7 @@ TEST(LirpaGraphBab, FindsReluNodesByType) {
 TEST(LirpaGraphBab, SearchTreeDomainsHoldSampledPoints) {
   for (const Case& cs : cases()) {
     SCOPED_TRACE(cs.name);
-    Graph g = load_onnx_bytes(cs.onnx);
-    at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
-    at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
-    at::Tensor c = spec_rows(3, g.output_size());
-    at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
+    auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
     int64_t checked = check_tree(g, lo, hi, c, rhs, 3, true);
     EXPECT_GT(checked, 4000) << "too few sampled points satisfy the domains' splits to check anything";
   }
@@ -271,12 +284,7 @@ TEST(LirpaGraphBab, DomainsBoundedTogetherEqualEachAlone) {
   at::manual_seed(5);
   for (const Case& cs : cases()) {
     SCOPED_TRACE(cs.name);
-    Graph g = load_onnx_bytes(cs.onnx);
-    auto relus = detail::graph_relus(g);
-    at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
-    at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
-    at::Tensor c = spec_rows(3, g.output_size());
-    at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
+    auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
     GraphDomains root = root_domain(lo, hi, relus);
     GraphBounded gr = detail::bound_graph_domains(g, relus, root, c, rhs);
     // 8 children of the root: random unstable neurons of random ReLU nodes split either way
@@ -326,12 +334,7 @@ TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
   at::manual_seed(9);
   for (const Case& cs : cases()) {
     SCOPED_TRACE(cs.name);
-    Graph g = load_onnx_bytes(cs.onnx);
-    auto relus = detail::graph_relus(g);
-    at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
-    at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
-    at::Tensor c = spec_rows(3, g.output_size());
-    at::Tensor rhs = at::zeros({c.size(0)}, at::kDouble);
+    auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
     GraphDomains d = root_domain(lo, hi, relus);
     GraphBounded gb = detail::bound_graph_domains(g, relus, d, c, rhs);
     auto [rows, score] = detail::best_rows(gb.lb);
