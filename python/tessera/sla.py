@@ -375,7 +375,11 @@ def eigsh(A: SparseTensor, k: int = 6, which: Optional[str] = None, sigma: Optio
     Args:
         which: ``"largest"`` (``"LA"``, the default), ``"smallest"`` (``"SA"``) or
             ``"nearest"`` to ``sigma`` (shift-invert; giving ``sigma`` implies it).
-        backend: ``"auto"`` (= ``"native"``, block thick-restart Lanczos) or ``"spectra"``.
+        backend: ``"auto"`` (Spectra's implicitly restarted Lanczos for ``"largest"`` and
+            ``"smallest"`` when compiled in; the native block thick-restart Lanczos for
+            ``"nearest"`` and for small matrices), ``"native"`` or ``"spectra"``. The block
+            method also finds every copy of a multiple eigenvalue; Spectra, like ARPACK,
+            only through rounding. Gradients do not depend on the backend.
         tol: relative Ritz residual tolerance.
 
     Returns:

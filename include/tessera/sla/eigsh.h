@@ -5,14 +5,18 @@
 /// Backends: "native" (block thick-restart Lanczos, i.e. a block Krylov-Schur method with
 /// full reorthogonalisation, on ATen ops; block size > 1 finds multiple eigenvalues such as
 /// those of the 2D Poisson matrix) and "spectra" (Spectra's implicitly restarted Lanczos on
-/// the CPU). `Which::Nearest` works by shift-invert: the Lanczos method runs on
-/// (A - σ I)^{-1}, applied by a direct factorisation of A - σ I (the backends of solve()).
-/// When the Krylov space would cover the whole space (n small) the native backend uses a
-/// dense eigensolver.
+/// the CPU; a single-vector method, like ARPACK, that picks up the further copies of a
+/// multiple eigenvalue through rounding). The default, "auto", runs Spectra for the largest
+/// or smallest eigenpairs (fewer operator applications) and the native method for
+/// shift-invert; see EigshBackend. `Which::Nearest` works by shift-invert: the Lanczos method
+/// runs on (A - σ I)^{-1}, applied by a direct factorisation of A - σ I (the backends of
+/// solve()). When the Krylov space would cover the whole space (n small) the native backend
+/// (and auto) uses a dense eigensolver.
 ///
-/// Convergence is judged by the Ritz residual: a pair is accepted when
-/// ||A v - λ v|| <= tol * ||A||_est (||A||_est the largest |Ritz value| seen; for
-/// shift-invert the test is made on (A - σ I)^{-1}). The true residuals ||A v_i - λ_i v_i||
+/// Convergence is judged by the Ritz residual: native accepts a pair when
+/// ||A v - λ v|| <= tol * ||A||_est (||A||_est the largest |Ritz value| seen), Spectra when
+/// ||A v - λ v|| <= tol * max(|λ|, eps^(2/3)) (ARPACK's rule); for shift-invert the test is
+/// made on (A - σ I)^{-1}. The true residuals ||A v_i - λ_i v_i||
 /// are recomputed with A at the end and reported in EigshInfo.
 ///
 /// Gradients (one autograd node, no unrolled iterations):
@@ -45,8 +49,10 @@ namespace tessera::sla {
 /// Which end of the spectrum: largest or smallest algebraic, or nearest to sigma.
 enum class Which { Largest, Smallest, Nearest };
 
-/// Who computes the eigenpairs: Auto (= Native), Native (tessera's block Lanczos),
-/// Spectra (Spectra's implicitly restarted Lanczos; NotCompiled without Eigen and Spectra).
+/// Who computes the eigenpairs: Native (tessera's block Lanczos), Spectra (Spectra's
+/// implicitly restarted Lanczos; NotCompiled without Eigen and Spectra), or Auto: Spectra
+/// for Which::Largest and Which::Smallest of a CPU matrix when Spectra is compiled in,
+/// Native otherwise (shift-invert, or no Spectra). EigshInfo::backend names the one used.
 enum class EigshBackend { Auto, Native, Spectra };
 
 struct EigshOptions {

@@ -113,6 +113,19 @@ detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const 
   return out;
 }
 
+/// The engine Auto stands for: Spectra (single-vector implicitly restarted Lanczos, few
+/// operator applications) for the ends of the spectrum of a CPU matrix when it is compiled
+/// in and n exceeds the native Krylov space; the native block Lanczos for shift-invert (its
+/// blocks need fewer restarts there), for small n (its dense path) and without Spectra.
+EigshBackend resolve_backend(const SparseTensor& a, const EigshOptions& o) {
+  if (o.backend != EigshBackend::Auto) return o.backend;
+  const detail::LanczosParams native = lanczos_params(o, a.rows(), /*spectra=*/false);
+  const bool ends = o.which == Which::Largest || o.which == Which::Smallest;
+  const bool krylov = native.ncv + native.block <= a.rows();
+  return ends && krylov && a.values().device().is_cpu() && detail::spectra_available() ? EigshBackend::Spectra
+                                                                                         : EigshBackend::Native;
+}
+
 /// Each column scaled so that its largest-magnitude entry is positive.
 at::Tensor fix_signs(const at::Tensor& v) {
   at::Tensor idx = v.abs().argmax(0, /*keepdim=*/true);
@@ -138,7 +151,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
   check_symmetric(a);
   const int64_t n = a.rows(), k = options.k;
   const SparseTensor a64 = a.with_values(a.values().detach().to(at::kDouble));
-  const bool spectra = options.backend == EigshBackend::Spectra;
+  const bool spectra = resolve_backend(a, options) == EigshBackend::Spectra;
   EigshInfo info;
   detail::BlockOperator op;
   std::shared_ptr<detail::BatchSolver> factor;
