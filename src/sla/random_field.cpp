@@ -29,6 +29,8 @@ double open_uniform(uint64_t bits) { return (static_cast<double>(bits >> 11) + 0
 
 }  // namespace
 
+double uniform(uint64_t seed, uint64_t index) { return open_uniform(stream_bits(seed, 2 * index)); }
+
 double standard_normal(uint64_t seed, uint64_t index) {
   const double u1 = open_uniform(stream_bits(seed, 2 * index));
   const double u2 = open_uniform(stream_bits(seed, 2 * index + 1));

@@ -18,6 +18,15 @@
 /// positive definite; σ sets the contrast, max κ / min κ = exp(2 σ max |z|) with max |z| ≈ 5 at
 /// 10^6 cells.
 ///
+/// Unstructured: fe_laplacian2d(N) is the P1 finite-element stiffness matrix ∫ ∇φ_p · ∇φ_q
+/// on a triangle mesh of the unit square with N x N interior nodes: the (N+1)^2 squares of
+/// the grid, each cut along a diagonal chosen at random (per square), and every interior node
+/// moved by up to ± jitter h / 2 in x and y (h = 1/(N+1)); the boundary nodes carry the
+/// Dirichlet condition and are eliminated. Rows are numbered like poisson2d; a row has 5 to 9
+/// entries depending on the cuts. With jitter = 0 it equals poisson2d(N) in value (right
+/// isosceles triangles: the diagonal couplings are 0); rows of nodes away from the boundary
+/// sum to 0. Jitter and cuts are functions of (seed, node or square index), as κ above.
+///
 /// @code
 ///   auto A = tessera::sla::poisson2d(64);              // 4096 x 4096, float64
 ///   auto B = tessera::sla::poisson3d(16, at::kFloat);  // 4096 x 4096, float32
@@ -25,6 +34,7 @@
 ///   auto C = tessera::sla::convection_diffusion2d(64, 100, 50);   // GMRES + ILU(0)
 ///   auto K = tessera::sla::variable_diffusion2d(1000, {.sigma = 1.0, .seed = 7});   // 10^6 rows
 ///   auto S = tessera::sla::variable_diffusion_rows(3, 100, {1.0, 7}, 0, 250000);     // a rank's rows
+///   auto F = tessera::sla::fe_laplacian2d(1000, {.jitter = 0.3, .seed = 7});           // 10^6 rows
 /// @endcode
 
 #include <ATen/core/Tensor.h>
@@ -57,5 +67,15 @@ SparseTensor variable_diffusion3d(int64_t n, const LogNormalField& field = {}, a
 /// (row_end - row_begin) x n^dims matrix with global column indices, for one rank's rows.
 SparseTensor variable_diffusion_rows(int dims, int64_t n, const LogNormalField& field, int64_t row_begin,
                                      int64_t row_end, at::ScalarType dtype = at::kDouble);
+
+/// The perturbation of fe_laplacian2d's mesh.
+struct PerturbedMesh {
+  double jitter = 0.3;           ///< node displacement, at most ± jitter h / 2 per coordinate; [0, 0.5)
+  bool random_diagonals = true;  ///< false: every square cut along the same diagonal
+  uint64_t seed = 0;
+};
+
+/// P1 finite-element Laplacian with N x N interior unknowns on the perturbed mesh: SPD.
+SparseTensor fe_laplacian2d(int64_t n, const PerturbedMesh& mesh = {}, at::ScalarType dtype = at::kDouble);
 
 }  // namespace tessera::sla

@@ -18,6 +18,10 @@
 
 namespace tessera::sla {
 
+/// u_i uniform in (0, 1), a deterministic function of (seed, index) (the first of the two
+/// uniforms that standard_normal(seed, index) uses).
+double uniform(uint64_t seed, uint64_t index);
+
 /// z_i ~ N(0, 1), a deterministic function of (seed, index).
 double standard_normal(uint64_t seed, uint64_t index);
 
