@@ -13,6 +13,12 @@ struct SolveCommandOptions {
   std::string rhs;
   int64_t poisson2d = 0;
   int64_t poisson3d = 0;
+  int64_t diffusion2d = 0;      ///< variable_diffusion2d(N) with --sigma, --seed
+  int64_t diffusion3d = 0;      ///< variable_diffusion3d(N)
+  int64_t fe_laplacian2d = 0;   ///< fe_laplacian2d(N) with --jitter, --seed
+  double sigma = 1.0;
+  double jitter = 0.3;
+  uint64_t seed = 0;
   std::string backend = "auto";
   std::string method = "auto";
   std::string preconditioner = "jacobi";
@@ -22,7 +28,8 @@ struct SolveCommandOptions {
   bool json = false;
 };
 
-/// Throws InvalidInput unless exactly one of A.mtx, --poisson2d, --poisson3d is given.
+/// Throws InvalidInput unless exactly one of A.mtx, --poisson2d, --poisson3d, --diffusion2d,
+/// --diffusion3d, --fe-laplacian2d is given; Unsupported for the last three under mpirun.
 void check_matrix_source(const SolveCommandOptions& o);
 sla::SolveOptions to_solve_options(const SolveCommandOptions& o);
 /// Prints the outcome (text or JSON, on rank 0 only) and returns the exit code:

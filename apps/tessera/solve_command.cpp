@@ -1,5 +1,5 @@
-// `tessera solve`: solve a sparse linear system (MatrixMarket or a Poisson generator) and
-// report backend, method, status, iterations, time and ||A x - b|| / ||b||.
+// `tessera solve`: solve a sparse linear system (MatrixMarket or a generator: Poisson, variable-coefficient
+// diffusion, finite-element Laplacian) and report backend, method, status, iterations, time and ||A x - b|| / ||b||.
 
 #include <ATen/ATen.h>
 
@@ -25,6 +25,9 @@ sla::SparseTensor load_matrix(const SolveCommandOptions& o) {
   check_matrix_source(o);
   if (o.poisson2d > 0) return sla::poisson2d(o.poisson2d);
   if (o.poisson3d > 0) return sla::poisson3d(o.poisson3d);
+  if (o.diffusion2d > 0) return sla::variable_diffusion2d(o.diffusion2d, {o.sigma, o.seed});
+  if (o.diffusion3d > 0) return sla::variable_diffusion3d(o.diffusion3d, {o.sigma, o.seed});
+  if (o.fe_laplacian2d > 0) return sla::fe_laplacian2d(o.fe_laplacian2d, {o.jitter, true, o.seed});
   return sla::read_sparse_matrix_market(o.matrix);
 }
 
@@ -50,6 +53,18 @@ void add_solve_command(CLI::App& app, CommandBody& body) {
   auto* p2 = cmd->add_option("--poisson2d", o->poisson2d, "2D Poisson on an N x N grid")->check(kPositive);
   auto* p3 = cmd->add_option("--poisson3d", o->poisson3d, "3D Poisson on an N^3 grid")->check(kPositive);
   p2->excludes(p3);
+  cmd->add_option("--diffusion2d", o->diffusion2d,
+                  "-div(kappa grad u) on an N x N grid, log-normal kappa = exp(sigma z) (5-point finite volumes)")
+      ->check(kPositive);
+  cmd->add_option("--diffusion3d", o->diffusion3d, "the same on an N^3 grid (7-point)")->check(kPositive);
+  cmd->add_option("--fe-laplacian2d", o->fe_laplacian2d,
+                  "P1 finite-element Laplacian, N x N interior nodes of a perturbed triangle mesh")
+      ->check(kPositive);
+  cmd->add_option("--sigma", o->sigma, "standard deviation of log kappa for --diffusion2d/3d (default 1)")
+      ->check(kNonNegative);
+  cmd->add_option("--jitter", o->jitter, "node jitter of --fe-laplacian2d in [0, 0.5), times h (default 0.3)")
+      ->check(CLI::Range(0.0, 0.4999));
+  cmd->add_option("--seed", o->seed, "seed of kappa (--diffusion2d/3d) or of the mesh (--fe-laplacian2d)");
   cmd->add_option("--backend", o->backend, "auto, native, eigen, cholmod, umfpack, superlu")
       ->check(CLI::IsMember({"auto", "native", "eigen", "cholmod", "umfpack", "superlu"}));
   cmd->add_option("--method", o->method, "auto, cholesky, ldlt, lu, cg, bicgstab, gmres, minres")

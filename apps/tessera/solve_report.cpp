@@ -12,8 +12,13 @@
 namespace tessera::app {
 
 void check_matrix_source(const SolveCommandOptions& o) {
-  const int sources = !o.matrix.empty() + (o.poisson2d > 0) + (o.poisson3d > 0);
-  TESSERA_CHECK(sources == 1, InvalidInput, "give exactly one of A.mtx, --poisson2d N, --poisson3d N");
+  const int generated = (o.diffusion2d > 0) + (o.diffusion3d > 0) + (o.fe_laplacian2d > 0);
+  const int sources = !o.matrix.empty() + (o.poisson2d > 0) + (o.poisson3d > 0) + generated;
+  TESSERA_CHECK(sources == 1, InvalidInput,
+                "give exactly one of A.mtx, --poisson2d N, --poisson3d N, --diffusion2d N, --diffusion3d N, "
+                "--fe-laplacian2d N");
+  TESSERA_CHECK(generated == 0 || dist::world()->size() == 1, Unsupported,
+                "--diffusion2d, --diffusion3d and --fe-laplacian2d run in one process (without mpirun)");
 }
 
 sla::SolveOptions to_solve_options(const SolveCommandOptions& o) {

@@ -337,6 +337,21 @@ void bind_matrices(py::module_& m) {
       },
       py::arg("n"), py::arg("wx"), py::arg("wy"), py::arg("dtype") = py::none());
   m.def("diffusion2d", &diffusion2d, py::arg("kappa"));
+  m.def(
+      "variable_diffusion",
+      [](int dims, int64_t n, double sigma, uint64_t seed, const py::object& dtype) {
+        const LogNormalField field{sigma, seed};
+        const at::ScalarType type = scalar_type_from(dtype, at::kDouble);
+        TESSERA_CHECK(dims == 2 || dims == 3, InvalidInput, "variable_diffusion: dims must be 2 or 3, got ", dims);
+        return dims == 2 ? variable_diffusion2d(n, field, type) : variable_diffusion3d(n, field, type);
+      },
+      py::arg("dims"), py::arg("n"), py::arg("sigma"), py::arg("seed"), py::arg("dtype") = py::none());
+  m.def(
+      "fe_laplacian2d",
+      [](int64_t n, double jitter, bool random_diagonals, uint64_t seed, const py::object& dtype) {
+        return fe_laplacian2d(n, {jitter, random_diagonals, seed}, scalar_type_from(dtype, at::kDouble));
+      },
+      py::arg("n"), py::arg("jitter"), py::arg("random_diagonals"), py::arg("seed"), py::arg("dtype") = py::none());
 }
 
 }  // namespace

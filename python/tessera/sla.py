@@ -46,6 +46,9 @@ __all__ = [
     "poisson2d",
     "poisson3d",
     "diffusion2d",
+    "variable_diffusion2d",
+    "variable_diffusion3d",
+    "fe_laplacian2d",
     "shifted_laplacian2d",
     "convection_diffusion2d",
 ]
@@ -491,6 +494,26 @@ def shifted_laplacian2d(n: int, shift: float, dtype: torch.dtype = torch.float64
 def convection_diffusion2d(n: int, wx: float, wy: float, dtype: torch.dtype = torch.float64) -> SparseTensor:
     """``h^2 (-Δu + w·∇u)`` on the unit square, central differences (non-symmetric)."""
     return _wrap(_sla.convection_diffusion2d(int(n), float(wx), float(wy), dtype))
+
+
+def variable_diffusion2d(n: int, sigma: float = 1.0, seed: int = 0, dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """``h^2 (-∇·(κ ∇u))`` on an n x n grid (5-point finite volumes, harmonic face means,
+    Dirichlet), κ log-normal: ``exp(sigma z_i)`` with ``z_i`` a function of (seed, cell i).
+    SPD; ``sigma=0`` gives exactly :func:`poisson2d`. Built straight into CSR (any size)."""
+    return _wrap(_sla.variable_diffusion(2, int(n), float(sigma), int(seed), dtype))
+
+
+def variable_diffusion3d(n: int, sigma: float = 1.0, seed: int = 0, dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """The 7-point, n x n x n version of :func:`variable_diffusion2d`."""
+    return _wrap(_sla.variable_diffusion(3, int(n), float(sigma), int(seed), dtype))
+
+
+def fe_laplacian2d(n: int, jitter: float = 0.3, random_diagonals: bool = True, seed: int = 0,
+                   dtype: torch.dtype = torch.float64) -> SparseTensor:
+    """The P1 finite-element Laplacian with n x n interior nodes on a perturbed triangle mesh
+    of the unit square (each square cut along a random diagonal, interior nodes moved by up
+    to ``± jitter h / 2``; Dirichlet boundary eliminated). SPD, 5 to 9 entries per row."""
+    return _wrap(_sla.fe_laplacian2d(int(n), float(jitter), bool(random_diagonals), int(seed), dtype))
 
 
 def diffusion2d(kappa: torch.Tensor) -> SparseTensor:

@@ -298,6 +298,17 @@ def test_generators_and_diffusion_gradient():
     assert gradcheck(lambda k: sla.diffusion2d(k).solve(b), (kappa,))
 
 
+def test_variable_coefficient_and_fe_generators():
+    assert torch.equal(sla.variable_diffusion2d(5, sigma=0.0).to_dense(), sla.poisson2d(5).to_dense())
+    assert torch.equal(sla.variable_diffusion3d(3, sigma=0.0).to_dense(), sla.poisson3d(3).to_dense())
+    K = sla.variable_diffusion3d(4, sigma=1.0, seed=3).to_dense()
+    assert torch.equal(K, K.T) and torch.linalg.eigvalsh(K).min() > 0
+    assert torch.equal(K, sla.variable_diffusion3d(4, sigma=1.0, seed=3).to_dense())
+    F = sla.fe_laplacian2d(6, jitter=0.4, seed=2).to_dense()
+    assert torch.equal(F, F.T) and torch.linalg.eigvalsh(F).min() > 0
+    assert torch.allclose(sla.fe_laplacian2d(6, jitter=0.0).to_dense(), sla.poisson2d(6).to_dense(), atol=1e-13)
+
+
 def test_read_mtx(shared_data, tmp_path):
     A = sla.read_mtx(shared_data / "matrices" / "494_bus.mtx")
     assert A.shape == (494, 494)
