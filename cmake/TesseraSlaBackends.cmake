@@ -45,7 +45,7 @@ option(TESSERA_WITH_EIGEN "Eigen's direct and iterative solvers (and Spectra's e
 option(TESSERA_WITH_CHOLMOD "CHOLMOD sparse Cholesky (SuiteSparse)" ${_found_cholmod})
 option(TESSERA_WITH_UMFPACK "UMFPACK sparse LU (SuiteSparse)" ${_found_umfpack})
 option(TESSERA_WITH_SUPERLU "SuperLU sparse LU" ${_found_superlu})
-option(TESSERA_WITH_HYPRE "hypre's BoomerAMG preconditioner" ${_found_hypre})
+option(TESSERA_WITH_HYPRE "hypre's BoomerAMG preconditioner (one process and distributed)" ${_found_hypre})
 
 foreach(name EIGEN CHOLMOD UMFPACK SUPERLU HYPRE)
   string(TOLOWER ${name} lower)
@@ -61,12 +61,16 @@ set(TESSERA_SLA_EIGEN_SOURCES
 set(TESSERA_SLA_CHOLMOD_SOURCES ${TESSERA_SLA_SRC}/backends/suitesparse/cholmod_backend.cpp)
 set(TESSERA_SLA_UMFPACK_SOURCES ${TESSERA_SLA_SRC}/backends/suitesparse/umfpack_backend.cpp)
 set(TESSERA_SLA_SUPERLU_SOURCES ${TESSERA_SLA_SRC}/backends/superlu/superlu_backend.cpp)
-set(TESSERA_SLA_HYPRE_SOURCES ${TESSERA_SLA_SRC}/backends/hypre/boomeramg.cpp)
+set(TESSERA_SLA_HYPRE_SOURCES
+  ${TESSERA_SLA_SRC}/backends/hypre/hypre_support.cpp
+  ${TESSERA_SLA_SRC}/backends/hypre/boomeramg.cpp
+  ${TESSERA_SLA_SRC}/backends/hypre/dist_boomeramg.cpp)
 
 # tessera_link_sla_backends(target): links the switched-on backends into `target`, defines
 # TESSERA_WITH_<NAME>=1 for each (for it and its users; an undefined one reads 0 in #if) and
 # leaves out the sources of the switched-off ones. hypre's define and headers are set on the
-# two files that use it, so switching hypre rebuilds nothing else.
+# files that use it (its sources and the two preconditioner factories), so switching hypre
+# rebuilds nothing else.
 function(tessera_link_sla_backends target)
   find_library(METIS_LIBRARY metis REQUIRED)
   get_target_property(type ${target} TYPE)
@@ -109,6 +113,7 @@ function(tessera_link_sla_backends target)
     target_link_libraries(${target} ${scope} ${HYPRE_LIBRARY} MPI::MPI_CXX)
     set_source_files_properties(
       ${TESSERA_SLA_HYPRE_SOURCES} ${TESSERA_SLA_SRC}/precond/native_preconditioner.cpp
+      ${TESSERA_SLA_SRC}/dist/dist_preconditioner.cpp
       PROPERTIES COMPILE_DEFINITIONS TESSERA_WITH_HYPRE=1 INCLUDE_DIRECTORIES ${HYPRE_INCLUDE_DIR})
   endif()
 endfunction()

@@ -71,7 +71,7 @@ void add_solve_command(CLI::App& app, CommandBody& body) {
       ->check(CLI::IsMember({"auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres"}));
   cmd->add_option("--preconditioner", o->preconditioner,
                   "Krylov preconditioner: jacobi, none, block-jacobi (distributed runs), amg, ic0, ilu0, "
-                  "boomeramg (native Krylov, one process)")
+                  "boomeramg (native Krylov; one process and under mpirun)")
       ->check(CLI::IsMember({"jacobi", "none", "block-jacobi", "amg", "ic0", "ilu0", "boomeramg"}));
   cmd->add_option("--rtol", o->rtol, "Krylov relative tolerance (default 1e-10)");
   cmd->add_option("--atol", o->atol, "Krylov absolute tolerance (default 0)");

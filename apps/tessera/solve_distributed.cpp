@@ -1,5 +1,6 @@
 // `tessera solve` under mpirun: rows distributed over the ranks (Poisson rows built where
-// they are owned; a MatrixMarket file read on rank 0 and scattered), native Krylov solve.
+// they are owned; a MatrixMarket file read on rank 0 and scattered), native Krylov solve with
+// the preconditioners of dsolve (jacobi, none, block-jacobi, boomeramg).
 
 #include <ATen/ATen.h>
 

@@ -128,9 +128,11 @@ class DSparseTensor:
               rtol: float = 1e-10, atol: float = 0.0, maxiter: int = 0, gmres_restart: int = 50,
               return_info: bool = False):
         """Distributed native Krylov solve (``"cg"`` by default, ``"bicgstab"``, ``"gmres"``,
-        ``"minres"``; preconditioners ``none``, ``jacobi``, ``block-jacobi``), differentiable
-        in the values and ``b_owned`` (one distributed adjoint solve). The info is the same
-        on every rank."""
+        ``"minres"``; preconditioners ``none``, ``jacobi``, ``block-jacobi``, ``boomeramg``:
+        hypre's algebraic multigrid on the whole distributed matrix, each rank giving hypre
+        its own rows; ``NotCompiled`` without hypre), differentiable in the values and
+        ``b_owned`` (one distributed adjoint solve reusing the preconditioner's set-up). The
+        info is the same on every rank."""
         x, info = self._impl.solve(b_owned, _solve_options("native", method, preconditioner, rtol, atol, maxiter,
                                                            gmres_restart))
         return (x, info) if return_info else x

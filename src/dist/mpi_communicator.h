@@ -26,6 +26,8 @@ class MpiCommunicator final : public Communicator {
                                                              const NeighbourPlan& plan) override;
   void barrier() override;
   [[noreturn]] void abort(int code, const std::string& message) override;
+  /// The MPI communicator (a duplicate of MPI_COMM_WORLD), for libraries that take one.
+  MPI_Comm handle() const { return comm_; }
   /// MPI_Finalize (idempotent); collectives are invalid afterwards.
   void finalize();
 

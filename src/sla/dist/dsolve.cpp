@@ -1,4 +1,5 @@
-// Distributed Krylov solve and its adjoint (autograd node with one transposed solve).
+// Distributed Krylov solve and its adjoint (autograd node with one transposed solve that
+// reuses the forward solve's preconditioner set-up).
 
 #include "tessera/sla/dist/dsolve.h"
 
@@ -6,13 +7,14 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include <chrono>
 #include <cmath>
+#include <string>
 
-#include "sla/backend_lookup.h"
 #include "sla/backends/native/krylov.h"
 #include "sla/dist/autograd/halo_exchange.h"
+#include "sla/dist/dist_preconditioner.h"
 #include "tessera/core/error.h"
-#include "tessera/sla/backends/direct_backend.h"
 #include "tessera/sla/solve.h"
 
 namespace tessera::sla {
@@ -43,34 +45,10 @@ detail::KrylovSpace distributed_space(const std::shared_ptr<dist::Communicator>&
   return space;
 }
 
-// Block-Jacobi: M^{-1} r = A_rr^{-1} r (or A_rr^{-T} r) with this rank's diagonal block
-// factorised by the preferred Cholesky backend (CHOLMOD, else Eigen) when it looks SPD, by
-// the preferred LU backend (UMFPACK, SuperLU, Eigen) otherwise or when Cholesky fails.
-detail::LinearOperator block_jacobi(const DSparseTensor& a, bool transpose) {
-  const SparseTensor& block = a.interior();
-  if (block.rows() == 0) return [](const at::Tensor& r) { return r.clone(); };
-  CsrMatrix csr = block.to_csr_matrix();
-  std::shared_ptr<Factorization> factor;
-  const Backend cholesky = detail::preferred_direct_backend(Method::Cholesky);
-  if (cholesky != Backend::Auto && detect_properties(block).spd_candidate()) {
-    factor = make_direct_backend(cholesky)->factorize(csr, Method::Cholesky);
-  }
-  if (!factor || factor->status() != SolveStatus::Converged) {
-    const Backend lu = detail::preferred_direct_backend(Method::LU);
-    TESSERA_CHECK(lu != Backend::Auto, NotCompiled, "block-Jacobi: no direct LU backend is compiled into this build");
-    factor = make_direct_backend(lu)->factorize(csr, Method::LU);
-  }
-  TESSERA_CHECK(factor->status() == SolveStatus::Converged, InvalidInput, "block-Jacobi: the diagonal block of rank ",
-                a.comm()->rank(), " is ", to_string(factor->status()), " (", factor->message(), ")");
-  const auto dtype = a.values().scalar_type();
-  return [factor, transpose, dtype](const at::Tensor& r) {
-    return factor->solve(r.to(at::kDouble), transpose).to(dtype);  // z = A_rr^{-1} r
-  };
-}
-
-// Solves A x = b (or A^T x = b) column by column; info is the worst over the columns.
+// Solves A x = b (or A^T x = b) column by column with the set-up preconditioner `pc` (null
+// for none and Jacobi); info is the worst over the columns.
 at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options,
-                         bool transpose, SolveInfo& info) {
+                         detail::DistPreconditioner* pc, bool transpose, SolveInfo& info) {
   at::NoGradGuard no_grad;  // the products below record no graph
   const DSparseTensor& plain = a;
   detail::LinearOperator op = [&plain, transpose](const at::Tensor& v) {
@@ -78,15 +56,14 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
   };
   at::Tensor diagonal = plain.diagonal();
   const detail::KrylovSpace space = distributed_space(a.comm(), a.rows());
-  detail::LinearOperator block;
-  if (options.preconditioner == Preconditioner::BlockJacobi) block = block_jacobi(plain, transpose);
+  const detail::LinearOperator* set_up = pc ? pc->op(transpose) : nullptr;
   at::Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
   std::vector<at::Tensor> columns;
   info = SolveInfo{};
   for (int64_t j = 0; j < b2.size(1); ++j) {
     SolveInfo column_info;
     columns.push_back(detail::krylov_solve(op, diagonal, b2.select(1, j).contiguous(), options,
-                                           column_info, &space, block ? &block : nullptr));
+                                           column_info, &space, set_up));
     if (j == 0 || column_info.status != SolveStatus::Converged) {
       SolveStatus keep = info.status;
       info = column_info;
@@ -100,17 +77,18 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
   return b.dim() == 1 ? x.squeeze(1) : x;
 }
 
-// Backward of x = A^{-1} b: λ = A^{-T} g;  db = λ;  dA_ij = -λ_i x_j on the pattern.
+// Backward of x = A^{-1} b: λ = A^{-T} g;  db = λ;  dA_ij = -λ_i x_j on the pattern. The
+// forward solve's preconditioner set-up is reused.
 class DSolveBackward final : public Node {
  public:
-  DSolveBackward(DSparseTensor a, at::Tensor x, SolveOptions options)
-      : a_(std::move(a)), x_(std::move(x)), options_(std::move(options)) {}
+  DSolveBackward(DSparseTensor a, at::Tensor x, SolveOptions options, std::shared_ptr<detail::DistPreconditioner> pc)
+      : a_(std::move(a)), x_(std::move(x)), options_(std::move(options)), pc_(std::move(pc)) {}
   std::string name() const override { return "tessera::DSolveBackward"; }
 
   variable_list apply(variable_list&& grads) override {
     at::Tensor g = grads[0].defined() ? grads[0] : at::zeros_like(x_);
     SolveInfo info;
-    at::Tensor lambda = solve_columns(a_, g, options_, /*transpose=*/true, info);
+    at::Tensor lambda = solve_columns(a_, g, options_, pc_.get(), /*transpose=*/true, info);
     TESSERA_CHECK(info.status == SolveStatus::Converged, InvalidInput,
                   "adjoint distributed solve did not converge (", to_string(info.status), ", residual ",
                   info.residual, ")");
@@ -131,6 +109,7 @@ class DSolveBackward final : public Node {
   DSparseTensor a_;
   at::Tensor x_;
   SolveOptions options_;
+  std::shared_ptr<detail::DistPreconditioner> pc_;
 };
 
 }  // namespace
@@ -151,16 +130,34 @@ std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor
                     resolved.method == Method::GMRES || resolved.method == Method::MINRES,
                 Unsupported, "distributed solve: method ", to_string(resolved.method),
                 " is not a Krylov method (use cg, bicgstab, gmres or minres)");
+  std::shared_ptr<detail::DistPreconditioner> pc = detail::DistPreconditioner::build(a, resolved);  // collective
   SolveInfo info;
-  at::Tensor x = solve_columns(a, b.detach(), resolved, /*transpose=*/false, info);
+  at::Tensor x = solve_columns(a, b.detach(), resolved, pc.get(), /*transpose=*/false, info);
   const at::Tensor& values = a.values();
   if (values.requires_grad() || b.requires_grad()) {
     // the node keeps a detached alias of x: holding x itself would make a reference cycle
-    std::shared_ptr<DSolveBackward> node(new DSolveBackward(a, x.detach(), resolved), torch::autograd::deleteNode);
+    std::shared_ptr<DSolveBackward> node(new DSolveBackward(a, x.detach(), resolved, pc), torch::autograd::deleteNode);
     node->set_next_edges(torch::autograd::collect_next_edges(values, b));
     torch::autograd::set_history(x, node);
   }
   return {x, info};
+}
+
+PreconditionerSetup dsetup_preconditioner(const DSparseTensor& a, const SolveOptions& options) {
+  TESSERA_CHECK(options.preconditioner == Preconditioner::BlockJacobi ||
+                    options.preconditioner == Preconditioner::BoomerAMG,
+                InvalidInput, "dsetup_preconditioner: '", to_string(options.preconditioner),
+                "' has no set-up (block-jacobi or boomeramg)");
+  a.comm()->barrier();
+  const auto start = std::chrono::steady_clock::now();
+  auto pc = detail::DistPreconditioner::build(a, options);
+  at::Tensor seconds = at::full({1}, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                                at::kDouble);
+  a.comm()->all_reduce(seconds, dist::ReduceOp::Max);
+  PreconditionerSetup out;
+  out.seconds = seconds.item<double>();
+  out.summary = std::string(to_string(options.preconditioner)) + " on " + std::to_string(a.comm()->size()) + " ranks";
+  return out;
 }
 
 }  // namespace tessera::sla

@@ -6,11 +6,16 @@
 /// the single-process native backend with inner products summed over the ranks, so the
 /// iterations match the single-process run up to the order of floating-point sums.
 /// Preconditioners: none, Jacobi (the owned diagonal), BlockJacobi (each rank's diagonal
-/// block factorised locally: CHOLMOD Cholesky when it looks SPD, else UMFPACK LU).
+/// block factorised locally: CHOLMOD Cholesky when it looks SPD, else UMFPACK LU), BoomerAMG
+/// (hypre's algebraic multigrid on the whole distributed matrix: each rank hands hypre its
+/// own rows, nothing is gathered; one V-cycle per application; needs a build with hypre,
+/// NotCompiled otherwise). AMG, IC0 and ILU0 are single-process only (Unsupported here).
 ///
 /// Gradients: one distributed adjoint solve A^T λ = g with the same method (applied with
-/// rmatvec), then db = λ and dA_ij = -λ_i x_j on the stored pattern, where x_j of halo
-/// columns arrives by a halo exchange.
+/// rmatvec) and the forward solve's preconditioner set-up (BoomerAMG: the same hierarchy
+/// for CG and MINRES, one on A^T built at the first backward otherwise), then db = λ and
+/// dA_ij = -λ_i x_j on the stored pattern, where x_j of halo columns arrives by a halo
+/// exchange.
 ///
 /// @code
 ///   auto [x, info] = tessera::sla::dsolve(dA, b_owned, options);  // collective
@@ -22,6 +27,7 @@
 #include <utility>
 
 #include "tessera/sla/dist/dsparse_tensor.h"
+#include "tessera/sla/preconditioners.h"
 #include "tessera/sla/solve_options.h"
 
 namespace tessera::sla {
@@ -31,5 +37,9 @@ namespace tessera::sla {
 /// rank (residual ||A x - b|| / ||b|| over the global vectors).
 std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b,
                                         const SolveOptions& options = {});
+
+/// Builds options.preconditioner (BlockJacobi or BoomerAMG) for `a` alone, as dsolve does,
+/// to see what its set-up costs (collective; seconds is the slowest rank's).
+PreconditionerSetup dsetup_preconditioner(const DSparseTensor& a, const SolveOptions& options);
 
 }  // namespace tessera::sla

@@ -2,6 +2,7 @@
 #if TESSERA_WITH_HYPRE
 
 #include "sla/backends/hypre/boomeramg.h"
+#include "sla/backends/hypre/hypre_support.h"
 
 #include <HYPRE.h>
 #include <HYPRE_parcsr_ls.h>
@@ -11,36 +12,12 @@
 #include <ATen/ATen.h>
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
 namespace {
-
-void check_hypre(HYPRE_Int code, const char* what) {
-  if (code != 0) {
-    char text[256] = {0};
-    HYPRE_DescribeError(code, text);
-    HYPRE_ClearAllErrors();
-    TESSERA_THROW(InvalidInput, "hypre ", what, " failed: ", text);
-  }
-}
-
-/// MPI (hypre is built with it) and hypre itself, once per process.
-void ensure_initialised() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    int initialised = 0;
-    MPI_Initialized(&initialised);
-    if (!initialised) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);   // singleton, like dist::world()
-    }
-    HYPRE_Init();
-  });
-}
 
 HYPRE_IJVector make_vector(int64_t n) {
   HYPRE_IJVector v;
@@ -49,12 +26,6 @@ HYPRE_IJVector make_vector(int64_t n) {
   HYPRE_IJVectorInitialize(v);
   HYPRE_IJVectorAssemble(v);
   return v;
-}
-
-double* vector_data(HYPRE_IJVector v) {
-  void* object = nullptr;
-  HYPRE_IJVectorGetObject(v, &object);
-  return hypre_VectorData(hypre_ParVectorLocalVector(static_cast<hypre_ParVector*>(object)));
 }
 
 /// The hypre objects of one set-up; destroyed with the last LinearOperator holding them.
@@ -96,7 +67,7 @@ void fill_matrix(HYPRE_IJMatrix m, const CsrData& a) {
 LinearOperator make_boomeramg(const CsrData& a) {
   TESSERA_CHECK(a.rows == a.cols && a.values.is_cpu(), InvalidInput, "BoomerAMG: a square CPU matrix is needed");
   TESSERA_CHECK(a.rows < (int64_t{1} << 31), Unsupported, "BoomerAMG: more than 2^31 rows");
-  ensure_initialised();
+  ensure_hypre_initialised();
   auto h = std::make_shared<BoomerAmg>();
   h->n = a.rows;
   check_hypre(HYPRE_IJMatrixCreate(MPI_COMM_SELF, 0, a.rows - 1, 0, a.cols - 1, &h->matrix), "IJMatrixCreate");
@@ -113,26 +84,19 @@ LinearOperator make_boomeramg(const CsrData& a) {
   HYPRE_IJVectorGetObject(h->rhs, &pb);
   HYPRE_IJVectorGetObject(h->sol, &px);
   check_hypre(HYPRE_BoomerAMGCreate(&h->solver), "BoomerAMGCreate");
-  HYPRE_BoomerAMGSetPrintLevel(h->solver, 0);
-  HYPRE_BoomerAMGSetMaxIter(h->solver, 1);          // one V-cycle per application
-  HYPRE_BoomerAMGSetTol(h->solver, 0.0);
-  HYPRE_BoomerAMGSetCoarsenType(h->solver, 10);     // HMIS
-  HYPRE_BoomerAMGSetInterpType(h->solver, 6);       // extended+i
-  HYPRE_BoomerAMGSetPMaxElmts(h->solver, 4);
-  HYPRE_BoomerAMGSetRelaxType(h->solver, 6);        // symmetric hybrid Gauss-Seidel: an SPD V-cycle
-  HYPRE_BoomerAMGSetNumSweeps(h->solver, 1);
+  set_vcycle_parameters(h->solver);
   auto* mat = static_cast<HYPRE_ParCSRMatrix>(pa);
   auto* rhs = static_cast<HYPRE_ParVector>(pb);
   auto* sol = static_cast<HYPRE_ParVector>(px);
   check_hypre(HYPRE_BoomerAMGSetup(h->solver, mat, rhs, sol), "BoomerAMGSetup");
   return [h, mat, rhs, sol](const at::Tensor& r) {
     at::Tensor rc = r.to(at::kCPU, at::kDouble).contiguous();
-    std::copy(rc.data_ptr<double>(), rc.data_ptr<double>() + h->n, vector_data(h->rhs));   // b = r
+    std::copy(rc.data_ptr<double>(), rc.data_ptr<double>() + h->n, hypre_local_data(h->rhs));   // b = r
     HYPRE_ParVectorSetConstantValues(sol, 0.0);                                           // x = 0
     HYPRE_BoomerAMGSolve(h->solver, mat, rhs, sol);                                       // x = V-cycle(b)
     HYPRE_ClearAllErrors();                                                               // "not converged" is expected
     at::Tensor z = at::empty({h->n}, at::kDouble);
-    std::copy(vector_data(h->sol), vector_data(h->sol) + h->n, z.data_ptr<double>());
+    std::copy(hypre_local_data(h->sol), hypre_local_data(h->sol) + h->n, z.data_ptr<double>());
     return z.to(r.device(), r.scalar_type());
   };
 }
