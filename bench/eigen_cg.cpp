@@ -1,8 +1,10 @@
 // Peer of `tessera bench cg`: Eigen's ConjugateGradient on the same 2D Poisson matrix
-// (5-point, Dirichlet, diagonal 4, lexicographic), float64, random b, rtol as given.
+// (5-point, Dirichlet, diagonal 4, lexicographic), float64, random b, rtol as given; or on
+// one of tessera's generated matrices (`tessera bench cg --matrix`), copied from its CSR.
 //
 //   build/bench_eigen_cg [n=1000] [threads=2] [repeats=3] [rtol=1e-8] [preconditioner=diagonal|identity]
-//                        [maxiter=100000]   (rtol 0 and maxiter K: exactly K iterations)
+//                        [maxiter=100000] [matrix=poisson2d|diffusion2d|diffusion3d|fe-laplacian2d]
+//   (rtol 0 and maxiter K: exactly K iterations)
 //
 // The matrix is row-major and the solver is told both triangles (Lower|Upper), the one
 // configuration in which Eigen runs the CG's sparse product on several threads
@@ -17,6 +19,10 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <ATen/ATen.h>
+
+#include "tessera/sla/generators.h"
 
 namespace {
 
@@ -40,9 +46,31 @@ Matrix poisson2d(int n) {
   return a;
 }
 
+/// tessera's generated matrix (sigma 1, jitter 0.3, seed 0, as `tessera bench cg --matrix`).
+Matrix generated(const std::string& name, int n) {
+  using namespace tessera::sla;
+  const SparseTensor t = name == "diffusion2d" ? variable_diffusion2d(n)
+                         : name == "diffusion3d" ? variable_diffusion3d(n)
+                                                 : fe_laplacian2d(n);
+  const at::Tensor rp = t.row_ptr().to(at::kLong), ci = t.col_idx().to(at::kLong), v = t.values().contiguous();
+  const int64_t* row_ptr = rp.data_ptr<int64_t>();
+  const int64_t* col = ci.data_ptr<int64_t>();
+  const double* val = v.data_ptr<double>();
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(static_cast<size_t>(t.nnz()));
+  for (int64_t r = 0; r < t.rows(); ++r) {
+    for (int64_t p = row_ptr[r]; p < row_ptr[r + 1]; ++p) {
+      entries.emplace_back(static_cast<int>(r), static_cast<int>(col[p]), val[p]);
+    }
+  }
+  Matrix a(t.rows(), t.cols());
+  a.setFromTriplets(entries.begin(), entries.end());
+  return a;
+}
+
 template <typename Solver>
 void run(const Matrix& a, const Eigen::VectorXd& b, double rtol, long maxiter, int repeats, const char* name,
-         int threads) {
+         int threads, const std::string& matrix) {
   std::vector<double> seconds;
   long iterations = 0;
   double residual = 0.0;
@@ -64,10 +92,10 @@ void run(const Matrix& a, const Eigen::VectorXd& b, double rtol, long maxiter, i
   std::printf("{\"bench\": \"peer\", \"solver\": \"eigen-cg\", \"preconditioner\": \"%s\", \"dof\": %ld, "
               "\"nnz\": %ld, \"threads\": %d, \"rtol\": %g, \"iterations\": %ld, \"seconds_median\": %.6g, "
               "\"seconds_per_iteration_median\": %.6g, \"residual\": %.3g, \"converged\": %s, \"repeats\": %d, "
-              "\"eigen_version\": \"%d.%d.%d\"}\n",
+              "\"eigen_version\": \"%d.%d.%d\", \"matrix\": \"%s\"}\n",
               name, static_cast<long>(a.rows()), static_cast<long>(a.nonZeros()), threads, rtol, iterations, med,
               med / std::max(1L, iterations), residual, converged ? "true" : "false", repeats, EIGEN_WORLD_VERSION,
-              EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+              EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, matrix.c_str());
 }
 
 }  // namespace
@@ -79,8 +107,9 @@ int main(int argc, char** argv) {
   const double rtol = argc > 4 ? std::atof(argv[4]) : 1e-8;
   const std::string pre = argc > 5 ? argv[5] : "diagonal";
   const long maxiter = argc > 6 ? std::atol(argv[6]) : 100000;
+  const std::string matrix = argc > 7 ? argv[7] : "poisson2d";
   Eigen::setNbThreads(threads);
-  const Matrix a = poisson2d(n);
+  const Matrix a = matrix == "poisson2d" ? poisson2d(n) : generated(matrix, n);
   std::mt19937_64 gen(0);
   std::normal_distribution<double> normal;
   Eigen::VectorXd b(a.rows());
@@ -88,9 +117,9 @@ int main(int argc, char** argv) {
   using Upper = Eigen::ConjugateGradient<Matrix, Eigen::Lower | Eigen::Upper, Eigen::DiagonalPreconditioner<double>>;
   using Plain = Eigen::ConjugateGradient<Matrix, Eigen::Lower | Eigen::Upper, Eigen::IdentityPreconditioner>;
   if (pre == "identity") {
-    run<Plain>(a, b, rtol, maxiter, repeats, "identity", threads);
+    run<Plain>(a, b, rtol, maxiter, repeats, "identity", threads, matrix);
   } else {
-    run<Upper>(a, b, rtol, maxiter, repeats, "diagonal", threads);
+    run<Upper>(a, b, rtol, maxiter, repeats, "diagonal", threads, matrix);
   }
   return 0;
 }

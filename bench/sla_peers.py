@@ -1,9 +1,13 @@
 #!/usr/bin/python3
-"""Peers of `tessera bench cg|direct`: SciPy CG, a CG over torch sparse CSR tensors and
-SciPy spsolve on the same 2D Poisson matrix (5-point, Dirichlet, diagonal 4, lexicographic),
-float64, random b. Prints one JSON line per solver (median of --repeats runs).
+"""Peers of `tessera bench cg|direct`: SciPy CG (plain, or with the Jacobi preconditioner:
+scipy-cg-jacobi), a CG over torch sparse CSR tensors and SciPy spsolve on the same 2D
+Poisson matrix (5-point, Dirichlet, diagonal 4, lexicographic), or with --matrix on one of
+tessera's generated matrices (taken from tessera's Python module, PYTHONPATH=build/python;
+sigma 1, jitter 0.3, seed 0 as `tessera bench cg --matrix`), float64, random b. Prints one
+JSON line per solver (median of --repeats runs).
 
   /usr/bin/python3 bench/sla_peers.py --n 1000 --solvers scipy-cg,torch-cg,scipy-spsolve
+  PYTHONPATH=build/python /usr/bin/python3 bench/sla_peers.py --matrix diffusion2d --solvers scipy-cg-jacobi
 """
 import argparse
 import json
@@ -26,14 +30,30 @@ def poisson2d(n):
     return (sp.kron(i, t) + sp.kron(t, i)).tocsr()   # diagonal 4, -1 per neighbour
 
 
-def scipy_cg(a, b, rtol, maxiter):
+def generated(name, n):
+    """tessera's generated matrix as a SciPy CSR matrix (the same CSR arrays)."""
+    import tessera.sla as sla
+    make = {"diffusion2d": sla.variable_diffusion2d, "diffusion3d": sla.variable_diffusion3d,
+            "fe-laplacian2d": sla.fe_laplacian2d}[name]
+    t = make(n)
+    return sp.csr_matrix((t.values.numpy(), t.col_idx.to(torch.int64).numpy(), t.row_ptr.to(torch.int64).numpy()),
+                         shape=t.shape)
+
+
+def scipy_cg_jacobi(a, b, rtol, maxiter):
+    """SciPy CG with M = D^{-1} (Jacobi), like tessera's and Eigen's diagonal preconditioner."""
+    inv_diag = sp.diags(1.0 / a.diagonal()).tocsr()
+    return scipy_cg(a, b, rtol, maxiter, m=inv_diag)
+
+
+def scipy_cg(a, b, rtol, maxiter, m=None):
     count = [0]
 
     def step(_):
         count[0] += 1
 
     t0 = time.perf_counter()
-    x, info = spla.cg(a, b, tol=rtol, atol=0.0, maxiter=maxiter, callback=step)
+    x, info = spla.cg(a, b, tol=rtol, atol=0.0, maxiter=maxiter, M=m, callback=step)
     seconds = time.perf_counter() - t0
     return x, count[0], seconds, info == 0
 
@@ -71,12 +91,14 @@ def scipy_spsolve(a, b, _rtol, _maxiter):
     return x, 0, time.perf_counter() - t0, True
 
 
-SOLVERS = {"scipy-cg": scipy_cg, "torch-cg": torch_cg, "scipy-spsolve": scipy_spsolve}
+SOLVERS = {"scipy-cg": scipy_cg, "scipy-cg-jacobi": scipy_cg_jacobi, "torch-cg": torch_cg,
+           "scipy-spsolve": scipy_spsolve}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=1000, help="grid size (n^2 unknowns)")
+    ap.add_argument("--n", type=int, default=1000, help="grid size (n^2 unknowns, n^3 for diffusion3d)")
+    ap.add_argument("--matrix", default="poisson2d", choices=["poisson2d", "diffusion2d", "diffusion3d", "fe-laplacian2d"])
     ap.add_argument("--rtol", type=float, default=1e-8)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
@@ -85,7 +107,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=0, help="> 0: exactly this many CG iterations (rtol 0)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    a = poisson2d(args.n)
+    a = poisson2d(args.n) if args.matrix == "poisson2d" else generated(args.matrix, args.n)
     b = np.random.default_rng(args.seed).standard_normal(a.shape[0])
     for name in args.solvers.split(","):
         runs = []
@@ -95,7 +117,7 @@ def main():
             runs.append((seconds, its, ok, float(np.linalg.norm(b - a @ x) / np.linalg.norm(b))))
         med = statistics.median(r[0] for r in runs)
         its = runs[0][1]
-        line = {"bench": "peer", "solver": name, "dof": a.shape[0], "nnz": a.nnz, "rtol": 0.0 if args.iterations > 0 else args.rtol,
+        line = {"bench": "peer", "solver": name, "matrix": args.matrix, "dof": a.shape[0], "nnz": a.nnz, "rtol": 0.0 if args.iterations > 0 else args.rtol,
                 "iterations": its, "seconds_median": med,
                 "seconds_per_iteration_median": (med / its) if its else None,
                 "residual": runs[0][3], "converged": all(r[2] for r in runs) or args.iterations > 0, "repeats": args.repeats,

@@ -6,6 +6,9 @@
 #
 #   cmake --build build --target tessera bench_eigen_cg bench_plain_csr_spmv && bench/sla_peers.sh
 #   QUICK=1 bench/sla_peers.sh        # small sizes only (a smoke run)
+#   ONLY=general bench/sla_peers.sh   # only the generated matrices that are not stencils
+# GENERAL lists them as name:n (tessera bench cg --matrix; Eigen and SciPy on the same CSR):
+# CG with Jacobi, CSR products only, every solver the same $IT iterations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
@@ -31,7 +34,31 @@ meta() { printf '{"bench": "meta", "what": "%s", "date": "%s", "loadavg": "%s"}\
   "$(cut -d' ' -f1-3 /proc/loadavg)" >> "$J"; }
 run() { echo "+ $*" >&2; "$@" | tee -a "$J"; }
 
+if [[ -n "${QUICK:-}" ]]; then
+  GENERAL=${GENERAL:-"diffusion2d:128 diffusion3d:24 fe-laplacian2d:128"}
+else
+  GENERAL=${GENERAL:-"diffusion2d:1000 diffusion3d:100 fe-laplacian2d:1000"}
+fi
+general() {
+  for spec in $GENERAL; do
+    local name=${spec%%:*} n=${spec##*:}
+    meta "cg general matrix=$name n=$n iterations=$IT"
+    run "$TESSERA" --threads "$THREADS" bench cg --matrix "$name" --n "$n" --iterations "$IT" --repeats 3 \
+      --formats csr --preconditioners jacobi
+    run "$EIGEN" "$n" "$THREADS" 3 0 diagonal "$IT" "$name"
+    PYTHONPATH=build/python run "$PY" bench/sla_peers.py --matrix "$name" --n "$n" --iterations "$IT" --repeats 3 \
+      --solvers scipy-cg-jacobi
+  done
+}
+
 meta "start threads=$THREADS cores=$(nproc) OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+if [[ "${ONLY:-}" == general ]]; then
+  general
+  meta "end"
+  "$PY" bench/sla_ratios.py "$J" > "$OUT/sla_ratios.json"
+  cat "$OUT/sla_ratios.json"
+  exit 0
+fi
 for n in $SPMV_SIZES; do
   run "$TESSERA" --threads "$THREADS" bench spmv --n "$n"
   run "$PLAIN" "$n"   # the textbook OpenMP CSR kernel and its own triad, for reference
@@ -53,6 +80,7 @@ run "$TESSERA" --threads "$THREADS" bench cg --n "$BIG" --iterations 50 --repeat
 meta "direct n=$DIRECT"
 run "$TESSERA" --threads "$THREADS" bench direct --n "$DIRECT" --repeats 3
 run "$PY" bench/sla_peers.py --n "$DIRECT" --repeats 1 --solvers scipy-spsolve
+general
 meta "end"
 "$PY" bench/sla_ratios.py "$J" > "$OUT/sla_ratios.json"
 cat "$OUT/sla_ratios.json"

@@ -27,9 +27,24 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+def general_cg(lines):
+    """CG per iteration on the generated matrices that are not stencils (lines with a
+    "matrix" other than poisson2d): tessera CSR + Jacobi against Eigen (diagonal) and SciPy
+    (Jacobi), never mixed with the Poisson figures."""
+    out = {}
+    for matrix, dof in sorted({(l["matrix"], l["dof"]) for l in lines if l.get("matrix", "poisson2d") != "poisson2d"}):
+        ours = per_iteration(lines, dof, matrix=matrix, bench="cg", format="csr", preconditioner="jacobi")
+        eig = per_iteration(lines, dof, matrix=matrix, solver="eigen-cg", preconditioner="diagonal")
+        sci = per_iteration(lines, dof, matrix=matrix, solver="scipy-cg-jacobi")
+        out[f"{matrix} {dof}"] = {"tessera_csr_jacobi_s": ours, "eigen_diagonal_s": eig, "scipy_jacobi_s": sci,
+                                  "eigen_over_tessera": ratio(eig, ours), "scipy_over_tessera": ratio(sci, ours)}
+    return out
+
+
 def main():
-    lines = load(sys.argv[1])
-    out = {"cg": {}, "spmv": [], "direct": {}, "cg_floor": []}
+    everything = load(sys.argv[1])
+    lines = [l for l in everything if l.get("matrix", "poisson2d") == "poisson2d"]   # 2D Poisson only
+    out = {"cg": {}, "spmv": [], "direct": {}, "cg_floor": [], "cg_general": general_cg(everything)}
     for dof in sorted({l["dof"] for l in lines if l.get("bench") == "cg"}):
         ours = per_iteration(lines, dof, bench="cg", format="stencil", preconditioner="none")
         ours_csr = per_iteration(lines, dof, bench="cg", format="csr", preconditioner="none")
@@ -64,7 +79,7 @@ def main():
                          "tessera_ran": f'{ours["ran_backend"]} {ours["ran_method"]}',
                          "scipy_spsolve_s": peer["seconds_median"],
                          "spsolve_over_tessera": ratio(peer["seconds_median"], ours["seconds_median"])}
-    out["loadavg"] = [l["loadavg"] for l in lines if l.get("bench") == "meta"]
+    out["loadavg"] = [l["loadavg"] for l in everything if l.get("bench") == "meta"]
     print(json.dumps(out, indent=1))
 
 

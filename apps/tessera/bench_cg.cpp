@@ -1,5 +1,5 @@
-// `tessera bench cg`: tessera's native CG (the public solve, fused CPU loop) on 2D Poisson,
-// float64, random b, with the bandwidth floor of an iteration from the STREAM triad measured
+// `tessera bench cg`: tessera's native CG (the public solve, fused CPU loop) on 2D Poisson
+// (or, with --matrix, a generated matrix that is not a stencil), float64, random b, with the bandwidth floor of an iteration from the STREAM triad measured
 // in the same program. One JSON line per (format, preconditioner). The peers (SciPy, torch,
 // Eigen) are run beside it by bench/sla_peers.sh.
 //
@@ -34,7 +34,8 @@ namespace tessera::app {
 namespace {
 
 struct CgBenchOptions {
-  int64_t grid = 1000;          // n: n^2 unknowns
+  int64_t grid = 1000;          // n: n^2 unknowns (n^3 for diffusion3d)
+  std::string matrix = "poisson2d";   // poisson2d, diffusion2d, diffusion3d, fe-laplacian2d
   double rtol = 1e-8;
   int64_t iterations = 0;       // > 0: run exactly this many (rtol 0): time per iteration at large n
   int repeats = 3;
@@ -93,14 +94,25 @@ nlohmann::json run_one(const sla::SparseTensor& a, const at::Tensor& b, const Cg
           {"setup_seconds_median", t_setup}, {"setup_subtracted", subtracted}, {"repeats", o.repeats}};
 }
 
+/// The generated matrices of `tessera solve` with their defaults (sigma 1, jitter 0.3, seed 0).
+sla::SparseTensor generated_matrix(const std::string& name, int64_t n) {
+  if (name == "poisson2d") return sla::poisson2d(n);
+  if (name == "diffusion2d") return sla::variable_diffusion2d(n);
+  if (name == "diffusion3d") return sla::variable_diffusion3d(n);
+  if (name == "fe-laplacian2d") return sla::fe_laplacian2d(n);
+  TESSERA_THROW(InvalidInput, "--matrix: poisson2d, diffusion2d, diffusion3d or fe-laplacian2d, got ", name);
+}
+
 int run_cg_bench(const CgBenchOptions& o) {
   const double stream = stream_triad_gbs();
-  const sla::SparseTensor a = sla::poisson2d(o.grid);
+  const sla::SparseTensor a = generated_matrix(o.matrix, o.grid);
   at::manual_seed(0);
   const at::Tensor b = at::randn({a.rows()}, at::kDouble);
   for (const std::string& format : split(o.formats)) {
     for (const std::string& pre : split(o.preconditioners)) {
-      std::cout << run_one(a, b, o, format, pre, stream).dump() << std::endl;
+      nlohmann::json line = run_one(a, b, o, format, pre, stream);
+      line["matrix"] = o.matrix;
+      std::cout << line.dump() << std::endl;
     }
   }
   return 0;
@@ -111,7 +123,11 @@ int run_cg_bench(const CgBenchOptions& o) {
 void add_bench_cg(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<CgBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("cg", "native CG on 2D Poisson: time per iteration vs the bandwidth floor");
-  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns)")->check(kPositive);
+  cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns, n^3 for diffusion3d)")->check(kPositive);
+  cmd->add_option("--matrix", o->matrix,
+                  "poisson2d, diffusion2d, diffusion3d (log-normal kappa, sigma 1, seed 0), fe-laplacian2d "
+                  "(jitter 0.3, seed 0)")
+      ->check(CLI::IsMember({"poisson2d", "diffusion2d", "diffusion3d", "fe-laplacian2d"}));
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--iterations", o->iterations, "run exactly this many iterations (rtol 0)")
       ->check(kNonNegative);
