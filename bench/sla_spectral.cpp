@@ -1,17 +1,22 @@
 // Benchmark: the gradient of logdet by selected inversion against n solves with the
-// factorisation, and eigsh (native block Lanczos, Spectra) on 2D Poisson matrices.
+// factorisation, and eigsh on 2D Poisson matrices.
 //
-//   build/bench_sla_spectral [m ...]        (default grids 50 100; n = m^2)
+//   build/bench_sla_spectral [--eigsh-only] [--backends auto,native,spectra]
+//                            [--modes largest,smallest,shift0] [--repeats R] [m ...]
+//   (default grids 50 100; n = m^2; default backends auto,native,spectra, modes all, R = 3)
 //
 // Prints JSON lines. logdet: forward seconds (CHOLMOD), backward seconds (LDU + Takahashi),
 // and the seconds of the naive alternative, (A^{-T})_ij on the pattern from A^{-T} e_j for
 // every j (CHOLMOD solves in blocks of 64 columns), with the largest difference between the
-// two. eigsh: 6 smallest (shift-invert at 0) and 6 largest eigenvalues per backend, best of 3.
+// two. eigsh: k = 6, every other option at its default; modes: "largest" (Which::Largest),
+// "smallest" (Which::Smallest, Lanczos on A) and "shift0" (Which::Nearest with sigma = 0,
+// shift-invert). Best of R runs. bench/sla_spectral_peer.py runs SciPy in the same modes.
 #include <ATen/ATen.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -64,27 +69,58 @@ void bench_logdet(int64_t m) {
               static_cast<long long>(a.rows()), static_cast<long long>(a.nnz()), fwd, bwd, solves, diff);
 }
 
-void bench_eigsh(int64_t m) {
+struct Config {
+  bool eigsh_only = false;
+  std::vector<std::string> backends = {"auto", "native", "spectra"};
+  std::vector<std::string> modes = {"largest", "smallest", "shift0"};
+  int repeats = 3;
+  std::vector<int64_t> grids;
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+EigshOptions options_for(const std::string& backend, const std::string& mode) {
+  EigshOptions o;   // k = 6, tol, ncv, block: defaults
+  o.backend = parse_eigsh_backend(backend);
+  if (mode == "largest") {
+    o.which = Which::Largest;
+  } else if (mode == "smallest") {
+    o.which = Which::Smallest;
+  } else if (mode == "shift0") {
+    o.which = Which::Nearest;
+    o.sigma = 0.0;
+  } else {
+    std::fprintf(stderr, "unknown mode %s (largest, smallest, shift0)\n", mode.c_str());
+    std::exit(2);
+  }
+  return o;
+}
+
+void bench_eigsh(int64_t m, const Config& c) {
   SparseTensor a = poisson2d(m);
-  for (EigshBackend backend : {EigshBackend::Native, EigshBackend::Spectra}) {
-    for (Which which : {Which::Smallest, Which::Largest}) {
-      EigshOptions o;
-      o.k = 6;
-      o.backend = backend;
-      o.which = which == Which::Smallest ? Which::Nearest : Which::Largest;   // smallest by shift-invert at 0
-      o.sigma = 0.0;
+  for (const std::string& mode : c.modes) {
+    for (const std::string& backend : c.backends) {
+      const EigshOptions o = options_for(backend, mode);
       double best = 1e300;
       EigshResult r;
-      for (int rep = 0; rep < 3; ++rep) {
+      for (int rep = 0; rep < c.repeats; ++rep) {
         auto t0 = std::chrono::steady_clock::now();
         r = eigsh(a, o);
         best = std::min(best, seconds_since(t0));
       }
-      std::printf("{\"bench\":\"eigsh\",\"backend\":\"%s\",\"which\":\"%s\",\"n\":%lld,\"k\":6,\"seconds\":%.4f,"
-                  "\"operator_applications\":%lld,\"max_residual\":%.2e,\"lambda_min\":%.10f,\"status\":\"%s\"}\n",
-                  r.info.backend.c_str(), which == Which::Smallest ? "smallest (shift-invert 0)" : "largest",
-                  static_cast<long long>(a.rows()), best, static_cast<long long>(r.info.operator_applications),
-                  r.info.max_residual, r.eigenvalues[0].item<double>(), to_string(r.info.status));
+      std::printf("{\"bench\":\"eigsh\",\"backend\":\"%s\",\"chosen\":\"%s\",\"mode\":\"%s\",\"n\":%lld,"
+                  "\"k\":6,\"seconds\":%.4f,\"iterations\":%lld,\"operator_applications\":%lld,"
+                  "\"max_residual\":%.2e,\"lambda_min\":%.10f,\"lambda_max\":%.10f,\"status\":\"%s\"}\n",
+                  backend.c_str(), r.info.backend.c_str(), mode.c_str(), static_cast<long long>(a.rows()), best,
+                  static_cast<long long>(r.info.iterations), static_cast<long long>(r.info.operator_applications),
+                  r.info.max_residual, r.eigenvalues[0].item<double>(), r.eigenvalues[5].item<double>(),
+                  to_string(r.info.status));
+      std::fflush(stdout);
     }
   }
 }
@@ -92,12 +128,25 @@ void bench_eigsh(int64_t m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int64_t> grids;
-  for (int i = 1; i < argc; ++i) grids.push_back(std::atoll(argv[i]));
-  if (grids.empty()) grids = {50, 100};
-  for (int64_t m : grids) {
-    bench_logdet(m);
-    bench_eigsh(m);
+  Config c;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--eigsh-only") {
+      c.eigsh_only = true;
+    } else if (arg == "--backends" && i + 1 < argc) {
+      c.backends = split(argv[++i]);
+    } else if (arg == "--modes" && i + 1 < argc) {
+      c.modes = split(argv[++i]);
+    } else if (arg == "--repeats" && i + 1 < argc) {
+      c.repeats = std::max(1, std::atoi(argv[++i]));
+    } else {
+      c.grids.push_back(std::atoll(arg.c_str()));
+    }
+  }
+  if (c.grids.empty()) c.grids = {50, 100};
+  for (int64_t m : c.grids) {
+    if (!c.eigsh_only) bench_logdet(m);
+    bench_eigsh(m, c);
   }
   return 0;
 }
