@@ -15,6 +15,7 @@
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/verify/batch_crown.h"
 #include "lirpa/verify/relu_net.h"
+#include "tessera/lirpa/mlp_builder.h"
 #include "random_nets.h"
 
 namespace tessera::lirpa::detail {
@@ -176,6 +177,21 @@ TEST(LirpaBab, ExtractedReluNetMatchesGraph) {
   Graph s = load_onnx_bytes(testing::random_mlp(4, {6}, 3, "Sigmoid"));
   EXPECT_FALSE(extract_relu_net(s, &why).has_value());
   EXPECT_NE(why.find("Sigmoid"), std::string::npos) << why;
+}
+
+// Convolutions read off as matrices repeat their kernels at every position: such chains
+// stay on the graph engine; dense layers have the chain form.
+TEST(LirpaBab, ChainFormOnlyWhereItIsAboutTheWeightsSize) {
+  at::manual_seed(3);
+  std::string why;
+  EXPECT_TRUE(dense_form_is_compact(load_onnx_bytes(testing::random_mlp(4, {6, 5}, 3, "Relu")), &why)) << why;
+  Graph wide = load_onnx_bytes(testing::random_mlp(784, {256, 256}, 10, "Relu"));
+  EXPECT_TRUE(dense_form_is_compact(wide, &why)) << why;
+  // [3, 32, 32] -> 16 x [16, 16] -> 32 x [8, 8]: 3072 x 4096 and 4096 x 2048 dense entries for
+  // 5,088 kernel weights
+  Graph cnn = build_relu_cnn({3, 32, 32}, {16, 32}, {2, 2}, 10, 1);
+  EXPECT_FALSE(dense_form_is_compact(cnn, &why));
+  EXPECT_NE(why.find("dense matrices would hold"), std::string::npos) << why;
 }
 
 TEST(LirpaBab, BatchedBoundsAreSoundWithSplits) {

@@ -62,7 +62,8 @@ struct GraphBounded {
 /// inherited bounds as limits. With `beta` set, a domain with splits that this leaves
 /// unverified gets split multipliers: for any beta >= 0, c y >= c y - sum beta s z on the
 /// domain (s z >= 0 there), and the CROWN bound of the right side, rows -beta s added at each
-/// split ReLU's input, is maximised over beta by projected Adam (the best bound per row kept).
+/// split ReLU's input, is maximised over beta and the final rows' ReLU slopes (alpha, from
+/// CROWN's) by projected Adam (the best bound per row kept).
 /// It makes a domain whose every unstable ReLU is split exact (LP duality) where CROWN alone
 /// is not. The domains are bounded together: the graph engine's state then carries D domains
 /// (every bound `[D, *shape]`, every backward pass D blocks of rows), one state for the domains
@@ -105,8 +106,9 @@ struct GraphBabContext {
 /// ReLU splitting with BaBSR or FSB branching (`bab.branching`) on any graph (relu_split_bab's
 /// search on the graph engine): batches of the worst domains are split at the ReLU neuron the
 /// branching chooses, both
-/// children bounded with the parent's bounds inherited and split multipliers (beta, on the
-/// final rows only; the intermediate bounds use the splits through their clamps). Fully
+/// children bounded with the parent's bounds inherited and split multipliers optimised with
+/// the slopes (alpha and beta on the final rows only; the intermediate bounds use the splits
+/// through their clamps). Fully
 /// split domains that stay unverified are counted as stuck (Exhausted).
 BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& problem);
 

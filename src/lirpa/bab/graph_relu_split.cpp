@@ -62,9 +62,10 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
 
 // beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
 // rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
-// multipliers, at least `lb`. Each domain's multipliers are its own rows of beta; a domain
-// leaves the optimisation once verified (some row positive), and all of them when `stop`
-// says so (the best bounds so far are sound).
+// multipliers and the final rows' slopes (alpha, from CROWN's, one set per row), at least
+// `lb`. Each domain's multipliers and slopes are its own rows; a domain leaves the
+// optimisation once verified (some row positive), and all of them when `stop` says so (the
+// best bounds so far are sound: every slope in [0, 1] and every beta >= 0 is).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop) {
@@ -82,8 +83,19 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     sign.push_back(per_row(split[j].to(at::kDouble), rows->rows()).contiguous());
     slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
   }
+  // slopes of the final rows: (output, ReLU node) -> [S, *shape], CROWN's to start
+  std::map<std::pair<int, int>, at::Tensor> alpha;
+  std::map<std::pair<int, int>, AdamSlot> alpha_slots;
+  for (const GraphRelu& r : relus) {
+    const Node& node = graph.node(r.node);
+    if (!node.op->has_alpha()) continue;
+    at::Tensor init = node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble);  // [D, *shape]
+    std::pair<int, int> key{graph.output_id(), r.node};
+    alpha[key] = per_row(init, rows->rows()).contiguous();
+    alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
+  }
   AlphaOptions adam;  // Adam's moment decays
-  double lr = o.lr_beta;
+  double lr = o.lr_beta, lr_alpha = o.lr_alpha;
   at::Tensor best = lb.clone();
   at::Tensor alive = at::arange(lb.size(0), at::kLong);  // the domains still optimised
   BoundState* st = &state;
@@ -103,9 +115,15 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       auto e = extra.find(r.input);
       extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
     }
+    st->alpha.clear();
+    for (auto& [key, t] : alpha) {
+      st->alpha[key] = t.detach().requires_grad_(true);
+      params.push_back(st->alpha[key]);
+    }
     st->extra_rows = &extra;
-    at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, false).reshape({alive.numel(), k}) - rhs;
+    at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, true).reshape({alive.numel(), k}) - rhs;
     st->extra_rows = nullptr;
+    st->alpha.clear();
     at::Tensor now = at::max(best.index_select(0, alive), cur.detach());
     best.index_copy_(0, alive, now);
     at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
@@ -113,13 +131,24 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
     for (size_t i = 0; i < with.size(); ++i)
       if (grads[i].defined()) adam_step(beta[i], grads[i], slots[i], adam, lr, it, INFINITY);
+    size_t g = with.size();
+    for (auto& [key, t] : alpha) {
+      if (grads[g].defined()) adam_step(t, grads[g], alpha_slots[key], adam, lr_alpha, it);  // slopes in [0, 1]
+      ++g;
+    }
     lr *= o.lr_decay;
+    lr_alpha *= o.lr_decay;
     if (open.numel() < alive.numel()) {  // the verified domains leave: their rows, state and multipliers
       at::Tensor keep_rows = (open.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1});
       for (size_t i = 0; i < with.size(); ++i) {
         beta[i] = beta[i].index_select(0, keep_rows);
         sign[i] = sign[i].index_select(0, keep_rows);
         slots[i] = {slots[i].m.index_select(0, keep_rows), slots[i].v.index_select(0, keep_rows)};
+      }
+      for (auto& [key, t] : alpha) {
+        t = t.index_select(0, keep_rows);
+        AdamSlot& sl = alpha_slots[key];
+        sl = {sl.m.index_select(0, keep_rows), sl.v.index_select(0, keep_rows)};
       }
       live_rows = DenseA::make(live_rows->dense(at::kDouble).index_select(0, keep_rows));
       shrunk.emplace(select_domains(*st, open));

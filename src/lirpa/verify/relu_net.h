@@ -56,6 +56,11 @@ struct ReluNet {
   at::Tensor forward(const at::Tensor& x) const;
 };
 
+/// True when the ReluNet form of `graph` (a chain) holds about as many entries as the
+/// network's weights (at most twice, plus 2^20): dense layers, not convolutions, whose
+/// matrices repeat every kernel at every position. Otherwise `why` says how much larger.
+bool dense_form_is_compact(const Graph& graph, std::string* why = nullptr);
+
 /// The ReluNet form of `graph`, or nothing (with `why` set) when the graph is not a chain
 /// of affine operators and ReLUs. Each segment's affinity is checked on random points.
 /// With `comm` (several ranks, every one calling this on the same graph) the weights are

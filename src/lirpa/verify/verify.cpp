@@ -152,9 +152,9 @@ bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const
   return bab_outcome(run, out, ctx.phase, undecided);
 }
 
-// ReLU-splitting branch and bound on the graph engine (networks that are not a chain) on
-// one pair; returns false when the run must stop (sat or timeout). No side attack: its
-// rounds of thousands of float64 restarts through the graph take minutes on a CIFAR ResNet
+// ReLU-splitting branch and bound on the graph engine on one pair; returns false when the
+// run must stop (sat or timeout). No side attack: its rounds of thousands of float64
+// restarts through the graph take minutes on a CIFAR ResNet
 // (sri_resnet_a: one round held the rest of a 300 s run); the search's own PGD from its
 // worst domains' vertices runs every `bab.attack_every` batches.
 bool run_graph_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc,
@@ -180,8 +180,16 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.seconds = run.elapsed();
     return run.result;
   };
+  // The chain form (ReluNet) serves input splitting and chains of dense layers (its ReLU
+  // splitting cuts each batch across the ranks with a sharded state); convolutions and
+  // every other graph go to ReLU splitting on the graph engine. The choice depends on the
+  // network alone, so every shard mode runs the same search.
   std::string why;
-  std::optional<detail::ReluNet> net = detail::extract_relu_net(graph, &why, comm);
+  const BabOptions& bab = options.bab;
+  const bool input_split = bab.split == SplitKind::Input ||
+                           (bab.split == SplitKind::Auto && graph.input_size() <= bab.input_split_max_dims);
+  std::optional<detail::ReluNet> net;
+  if (input_split || detail::dense_form_is_compact(graph, &why)) net = detail::extract_relu_net(graph, &why, comm);
   if (run_attack(run, net)) return finish();
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
@@ -196,7 +204,7 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.decided_by = by;
     return finish();
   }
-  // networks that are not a chain: ReLU splitting on the graph engine (no input splitting there)
+  // no chain form: ReLU splitting on the graph engine (no input splitting there yet)
   const bool graph_bab = !net && options.bab.split != SplitKind::Input;
   if (!options.bab.enabled || (!net && !graph_bab)) {
     run.result.verdict = run.expired() ? Verdict::Timeout : Verdict::Unknown;

@@ -1,8 +1,8 @@
 // FSDP in complete verification: with `bab.force_synchronous`, verify() on a graph whose
 // parameters are sharded over the ranks (and the ReluNet that branch and bound extracts,
 // sharded as it is read off) gives the verdict, domain count and counterexample of the
-// single-process run, bitwise, for input splitting, ReLU splitting and a sat instance; at
-// 1, 2 and 4 ranks. Every rank also runs the single-process reference itself.
+// single-process run, bitwise, for input splitting, ReLU splitting (on the chain form and on
+// the graph engine: a CNN, a ResNet) and a sat instance; at 1, 2 and 4 ranks. Every rank also runs the single-process reference itself.
 //
 // Sharded state (`--shard fsdp+state`, VerifyOptions::shard_state): ReLU splitting bounds
 // each batch's children in blocks, one per rank, and gathers them. Per child the arithmetic
@@ -136,6 +136,49 @@ TEST(ShardedVerify, ShardedStateSatCounterexampleIsIdentical) {
   VerifyResult r = random_relu_split(1.02, true);
   EXPECT_EQ(r.verdict, Verdict::Sat);
   EXPECT_EQ(r.decided_by, "bab-relu");
+}
+
+/// Graph branch and bound (a CNN with max pooling and a residual net: no chain form) on one
+/// process and with FSDP weights, with and without the sharded state: `fraction` of the way
+/// from CROWN's bound of y_0 to its sampled minimum (< 1: branching must prove it; > 1: sat).
+VerifyResult graph_relu_split(const std::string& bytes, double fraction, bool state) {
+  Graph whole = load_onnx_bytes(bytes), sharded = load_onnx_bytes(bytes);
+  shard_parameters(sharded, dist::world());
+  at::manual_seed(7);  // the same box and samples on every rank
+  at::Tensor x0 = at::randn({whole.input_size()}, at::kDouble) * 0.5;
+  at::Tensor lo = x0 - 0.3, hi = x0 + 0.3;
+  at::Tensor c = at::zeros({1, whole.output_size()}, at::kDouble);
+  c[0][0] = 1.0;
+  BoundOptions bo;
+  double crown = compute_bounds(whole, lo, hi, bo, c).lower.item<double>();
+  at::Tensor x = lo + (hi - lo) * at::rand({4096, lo.numel()}, at::kDouble);
+  double sampled = at::matmul(whole.forward(x, at::kDouble), c.t()).min().item<double>();
+  EXPECT_LT(crown, sampled);
+  Property property{whole.input_size(), whole.output_size(), {}};
+  double t = crown + fraction * (sampled - crown);  // unsafe region: y_0 <= t
+  property.cases.push_back(PropertyCase{lo, hi, {OutputConjunction{c, at::full({1}, t, at::kDouble)}}});
+  VerifyOptions o = synchronous(SplitKind::Relu);
+  o.alpha_enabled = false;        // leave the work to branch and bound
+  o.attack.enabled = fraction > 1;
+  o.bab.batch_size = 5;
+  return expect_same_verdict(whole, sharded, property, o, state);
+}
+
+TEST(ShardedVerify, GraphReluSplitOnCnnAndResNetIsIdentical) {
+  at::manual_seed(3);
+  const std::vector<std::pair<std::string, std::string>> nets{{"cnn", testing::random_cnn("MaxPool")},
+                                                              {"resnet", testing::random_residual(6)}};
+  for (const auto& [name, bytes] : nets) {
+    for (bool state : {false, true}) {
+      SCOPED_TRACE(name + (state ? " fsdp+state" : " fsdp"));
+      VerifyResult unsat = graph_relu_split(bytes, 0.2, state);
+      EXPECT_EQ(unsat.verdict, Verdict::Unsat) << unsat.reason;
+      EXPECT_EQ(unsat.decided_by, "bab-relu-graph");
+      EXPECT_GT(unsat.domains_visited, 1);
+      VerifyResult sat = graph_relu_split(bytes, 1.05, state);
+      EXPECT_EQ(sat.verdict, Verdict::Sat);
+    }
+  }
 }
 
 // mnistfc 256x2 prop_0_0.03 (alpha-CROWN, then beta-CROWN BaB) in fsdp+state mode is
