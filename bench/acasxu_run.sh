@@ -1,9 +1,12 @@
 #!/bin/bash
-# Runs `tessera verify` on VNN-COMP 2021 instances and compares with the expected verdicts.
+# Runs `tessera verify` on VNN-COMP instances and compares with the expected verdicts.
 #
-#   bench/acasxu_run.sh [--benchmark acasxu|mnistfc] [--cap SECONDS] [--only REGEX] [--out FILE.csv]
+#   bench/acasxu_run.sh [--benchmark acasxu|mnistfc|DIR] [--cap SECONDS] [--only REGEX] [--out FILE.csv]
 #
-# Each instance gets min(its timeout from <benchmark>_instances.csv, cap) seconds. Writes a
+# A benchmark is a folder of ../shared/data/vnncomp2021 (acasxu, mnistfc, oval21) or a path
+# under ../shared/data (vnncomp2022/sri_resnet_a, vnncomp2022/mnist_fc). Its instances come
+# from <benchmark>_instances.csv or instances.csv (onnx, vnnlib, timeout), else from
+# expected.csv with 300 s each. Each instance gets min(its timeout, cap) seconds. Writes a
 # CSV (onnx, vnnlib, timeout, verdict, expected, seconds, check) and prints a summary; the
 # exit code is 1 when any verdict contradicts expected.csv. Each instance's standard error
 # (progress lines, the final reason) goes to <out>_logs/<onnx>__<vnnlib>.log next to the CSV.
@@ -21,8 +24,18 @@ while [ "$#" -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
-DATA="$ROOT/../shared/data/vnncomp2021/$BENCH"
-OUT="${OUT:-$ROOT/bench/${BENCH}_results.csv}"
+case "$BENCH" in
+  */*) DATA="$ROOT/../shared/data/$BENCH" ;;
+  *) DATA="$ROOT/../shared/data/vnncomp2021/$BENCH" ;;
+esac
+NAME="$(basename "$BENCH")"
+INSTANCES="$DATA/${NAME}_instances.csv"
+[ -f "$INSTANCES" ] || INSTANCES="$DATA/instances.csv"
+if [ ! -f "$INSTANCES" ]; then  # expected.csv (header onnx,vnnlib,expected): 300 s each
+  INSTANCES="$(mktemp)"
+  tail -n +2 "$DATA/expected.csv" | awk -F, 'NF >= 3 { print $1 "," $2 ",300" }' > "$INSTANCES"
+fi
+OUT="${OUT:-$ROOT/bench/${NAME}_results.csv}"
 LOGS="${OUT%.csv}_logs"
 mkdir -p "$LOGS"
 export GLOG_minloglevel=2
@@ -34,7 +47,7 @@ while IFS=, read -r onnx vnnlib timeout; do
   [[ "$onnx,$vnnlib" =~ $ONLY ]] || continue
   t="$timeout"
   if [ "$CAP" != "0" ]; then t="$(awk -v a="$timeout" -v b="$CAP" 'BEGIN { print (a < b) ? a : b }')"; fi
-  expected="$(grep -F "$onnx,$vnnlib," "$DATA/expected.csv" | cut -d, -f3 | tr -d '\r ')"
+  expected="$(grep -F "$onnx,$vnnlib," "$DATA/expected.csv" | head -n 1 | cut -d, -f3 | tr -d '\r ')"
   start=$(date +%s.%N)
   log="$LOGS/${onnx%.onnx}__${vnnlib%.vnnlib}.log"
   verdict="$("$BIN" --threads "${THREADS:-1}" verify "$DATA/$onnx" "$DATA/$vnnlib" --timeout "$t" 2>"$log" | tail -n 1)"
@@ -49,7 +62,7 @@ while IFS=, read -r onnx vnnlib timeout; do
   t_all=$(awk -v a="$t_all" -v b="$secs" 'BEGIN { printf "%.2f", a + b }')
   echo "$onnx,$vnnlib,$t,$verdict,$expected,$secs,$check" >> "$OUT"
   printf '%-40s %-14s %-8s %-8s %8s s  %s\n' "$onnx" "$vnnlib" "$verdict" "$expected" "$secs" "$check" >&2
-done < "$DATA/${BENCH}_instances.csv"
+done < "$INSTANCES"
 echo "{\"benchmark\":\"$BENCH\",\"instances\":$count,\"decided\":$decided,\"wrong\":$wrong,\"total_seconds\":$t_all,\"cap\":$CAP,\"csv\":\"$OUT\",\"logs\":\"$LOGS\"}"
 echo "# $(date -u +%FT%TZ) $(uptime)" >&2
 [ "$wrong" -eq 0 ]
