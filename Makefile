@@ -33,7 +33,7 @@ test: build
 # Krylov methods. Not part of `make test`; a fresh build of three libraries and one test program.
 MINIMAL_BUILD ?= build-minimal
 MINIMAL_FLAGS = -DTESSERA_WITH_EIGEN=OFF -DTESSERA_WITH_CHOLMOD=OFF -DTESSERA_WITH_UMFPACK=OFF \
-                -DTESSERA_WITH_SUPERLU=OFF -DTESSERA_WITH_HYPRE=OFF
+                -DTESSERA_WITH_SUPERLU=OFF -DTESSERA_WITH_HYPRE=OFF -DTESSERA_WITH_MUMPS=OFF
 test-minimal:
 	cmake -S . -B $(MINIMAL_BUILD) -DCMAKE_BUILD_TYPE=Release $(MINIMAL_FLAGS)
 	cmake --build $(MINIMAL_BUILD) -j$(JOBS) --target tessera_sla_tests

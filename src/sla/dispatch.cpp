@@ -47,6 +47,8 @@ SolverChoice choose_auto(const SparseTensor& a, const MatrixProperties& props, c
 SolverChoice choose_solver(const SparseTensor& a, const MatrixProperties& props, const SolveOptions& options) {
   const Backend named = options.backend;
   if (named == Backend::Auto) return choose_auto(a, props, options);
+  TESSERA_CHECK(named != Backend::Mumps, Unsupported,
+                "backend 'mumps' is the distributed direct solve: use dsolve on a DSparseTensor (under mpirun)");
   if (named == Backend::Native) {
     TESSERA_CHECK(options.method == Method::Auto || is_krylov(options.method), Unsupported,
                   "the native backend is iterative: use cg, bicgstab, gmres or minres, not ",

@@ -12,6 +12,7 @@ const char* to_string(Backend backend) {
     case Backend::Cholmod: return "cholmod";
     case Backend::Umfpack: return "umfpack";
     case Backend::Superlu: return "superlu";
+    case Backend::Mumps: return "mumps";
   }
   return "unknown";
 }
@@ -74,11 +75,11 @@ const char* to_string(Preconditioner preconditioner) {
 
 Backend parse_backend(const std::string& name) {
   for (Backend b : {Backend::Auto, Backend::Native, Backend::Eigen, Backend::Cholmod, Backend::Umfpack,
-                    Backend::Superlu}) {
+                    Backend::Superlu, Backend::Mumps}) {
     if (name == to_string(b)) return b;
   }
   TESSERA_THROW(InvalidInput, "unknown backend '", name,
-                "'; expected one of auto, native, eigen, cholmod, umfpack, superlu");
+                "'; expected one of auto, native, eigen, cholmod, umfpack, superlu, mumps");
 }
 
 Preconditioner parse_preconditioner(const std::string& name) {

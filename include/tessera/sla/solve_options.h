@@ -19,7 +19,7 @@ namespace tessera::sla {
 /// (CG, BiCGStab, GMRES, MINRES; any device). Eigen: Eigen's direct (Cholesky, LDLT, LU) and
 /// iterative (CG, BiCGStab) solvers. Cholmod (Cholesky), Umfpack (LU), Superlu (LU): direct.
 /// A backend switched off at build time (TESSERA_WITH_<NAME>=OFF) throws NotCompiled.
-enum class Backend { Auto, Native, Eigen, Cholmod, Umfpack, Superlu };
+enum class Backend { Auto, Native, Eigen, Cholmod, Umfpack, Superlu, Mumps };  // Mumps: distributed (dsolve) only
 
 /// How the system is solved. Direct: Cholesky, LDLT, LU. Krylov: CG, BiCGStab, GMRES, MINRES.
 enum class Method { Auto, Cholesky, LDLT, LU, CG, BiCGStab, GMRES, MINRES };
@@ -86,7 +86,7 @@ const char* to_string(SolveStatus status);
 /// Breakdown < NotPositiveDefinite < Singular.
 SolveStatus worse_status(SolveStatus a, SolveStatus b);
 const char* to_string(Preconditioner preconditioner);
-/// Parses "auto", "native", "eigen", "cholmod", "umfpack", "superlu"; throws InvalidInput
+/// Parses "auto", "native", "eigen", "cholmod", "umfpack", "superlu", "mumps"; throws InvalidInput
 /// naming the accepted values otherwise. The one place backend names become a Backend.
 Backend parse_backend(const std::string& name);
 /// Parses "none", "jacobi", "block-jacobi", "amg", "ic0", "ilu0", "boomeramg".

@@ -1,5 +1,5 @@
-// Distributed Krylov solve and its adjoint (autograd node with one transposed solve that
-// reuses the forward solve's preconditioner set-up).
+// Distributed solve and its adjoint (autograd node with one transposed solve that reuses the
+// forward solve's set-up: the Krylov preconditioner, or MUMPS's LU factors).
 
 #include "tessera/sla/dist/dsolve.h"
 
@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "sla/backends/native/krylov.h"
@@ -16,6 +17,9 @@
 #include "sla/dist/dist_preconditioner.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/solve.h"
+#if TESSERA_WITH_MUMPS
+#include "sla/backends/mumps/dist_mumps.h"
+#endif
 
 namespace tessera::sla {
 namespace {
@@ -77,18 +81,36 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
   return b.dim() == 1 ? x.squeeze(1) : x;
 }
 
+// The solve that the backward node repeats on A^T: λ = A^{-T} g, with its SolveInfo.
+using TransposedSolve = std::function<at::Tensor(const at::Tensor& g, SolveInfo& info)>;
+
+// ||A x - b|| / ||b|| over the global vectors (the worst column), the same on every rank.
+double relative_residual(const DSparseTensor& a, const at::Tensor& x, const at::Tensor& b, bool transpose) {
+  at::NoGradGuard no_grad;
+  at::Tensor x2 = x.dim() == 1 ? x.unsqueeze(1) : x, b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+  at::Tensor sums = at::zeros({2, b2.size(1)}, at::kDouble);
+  for (int64_t j = 0; j < b2.size(1); ++j) {
+    at::Tensor xj = x2.select(1, j).contiguous();
+    at::Tensor r = (transpose ? a.rmatvec(xj) : a.matvec(xj)) - b2.select(1, j);  // r = A x - b
+    sums[0][j] = r.to(at::kDouble).pow(2).sum();
+    sums[1][j] = b2.select(1, j).to(at::kDouble).pow(2).sum();
+  }
+  a.comm()->all_reduce(sums, dist::ReduceOp::Sum);
+  return (sums[0].sqrt() / sums[1].sqrt().clamp_min(1e-300)).max().item<double>();
+}
+
 // Backward of x = A^{-1} b: λ = A^{-T} g;  db = λ;  dA_ij = -λ_i x_j on the pattern. The
-// forward solve's preconditioner set-up is reused.
+// forward solve's set-up (preconditioner or factors) is reused by `transposed_solve`.
 class DSolveBackward final : public Node {
  public:
-  DSolveBackward(DSparseTensor a, at::Tensor x, SolveOptions options, std::shared_ptr<detail::DistPreconditioner> pc)
-      : a_(std::move(a)), x_(std::move(x)), options_(std::move(options)), pc_(std::move(pc)) {}
+  DSolveBackward(DSparseTensor a, at::Tensor x, TransposedSolve transposed_solve)
+      : a_(std::move(a)), x_(std::move(x)), transposed_solve_(std::move(transposed_solve)) {}
   std::string name() const override { return "tessera::DSolveBackward"; }
 
   variable_list apply(variable_list&& grads) override {
     at::Tensor g = grads[0].defined() ? grads[0] : at::zeros_like(x_);
     SolveInfo info;
-    at::Tensor lambda = solve_columns(a_, g, options_, pc_.get(), /*transpose=*/true, info);
+    at::Tensor lambda = transposed_solve_(g, info);
     TESSERA_CHECK(info.status == SolveStatus::Converged, InvalidInput,
                   "adjoint distributed solve did not converge (", to_string(info.status), ", residual ",
                   info.residual, ")");
@@ -108,21 +130,60 @@ class DSolveBackward final : public Node {
  private:
   DSparseTensor a_;
   at::Tensor x_;
-  SolveOptions options_;
-  std::shared_ptr<detail::DistPreconditioner> pc_;
+  TransposedSolve transposed_solve_;
 };
+
+// Attaches the backward node to x when A's values or b need gradients.
+void record_solve(const DSparseTensor& a, const at::Tensor& b, at::Tensor& x, TransposedSolve transposed_solve) {
+  const at::Tensor& values = a.values();
+  if (!values.requires_grad() && !b.requires_grad()) return;
+  // the node keeps a detached alias of x: holding x itself would make a reference cycle
+  std::shared_ptr<DSolveBackward> node(new DSolveBackward(a, x.detach(), std::move(transposed_solve)),
+                                       torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(values, b));
+  torch::autograd::set_history(x, node);
+}
+
+// x = A^{-1} b by MUMPS's LU of the distributed A (collective), factors kept for the adjoint.
+std::pair<at::Tensor, SolveInfo> mumps_solve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
+  TESSERA_CHECK(options.method == Method::Auto || options.method == Method::LU, Unsupported,
+                "backend 'mumps' factorises with LU; method ", to_string(options.method), " is not available with it");
+#if TESSERA_WITH_MUMPS
+  std::shared_ptr<detail::DistDirectFactorization> lu = detail::factorize_distributed_mumps(a);  // collective
+  auto solve_with = [a, lu](const at::Tensor& rhs, bool transpose, SolveInfo& info) {
+    at::NoGradGuard no_grad;
+    at::Tensor x = lu->solve(rhs, transpose);  // A x = rhs (or A^T x = rhs) from the same factors
+    info = SolveInfo{};
+    info.status = SolveStatus::Converged;
+    info.backend = to_string(Backend::Mumps);
+    info.method = Method::LU;
+    info.residual = relative_residual(a, x, rhs, transpose);
+    return x;
+  };
+  SolveInfo info;
+  at::Tensor x = solve_with(b.detach(), /*transpose=*/false, info);
+  record_solve(a, b, x, [solve_with](const at::Tensor& g, SolveInfo& adjoint_info) {
+    return solve_with(g, /*transpose=*/true, adjoint_info);
+  });
+  return {x, info};
+#else
+  TESSERA_THROW(NotCompiled, "backend 'mumps' needs MUMPS, which is not compiled into this build");
+#endif
+}
 
 }  // namespace
 
 std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
-  TESSERA_CHECK(options.backend == Backend::Auto || options.backend == Backend::Native, Unsupported,
-                "distributed solves use the native Krylov methods; backend '", to_string(options.backend),
-                "' is not available across ranks");
+  TESSERA_CHECK(options.backend == Backend::Auto || options.backend == Backend::Native ||
+                    options.backend == Backend::Mumps,
+                Unsupported, "distributed solves use the native Krylov methods or MUMPS; backend '",
+                to_string(options.backend), "' is not available across ranks");
   TESSERA_CHECK(b.defined() && (b.dim() == 1 || b.dim() == 2) && b.size(0) == a.owned_rows(),
                 DimensionMismatch, "dsolve: b must be [", a.owned_rows(), "] or [", a.owned_rows(),
                 ", k] on rank ", a.comm()->rank());
   TESSERA_CHECK(b.scalar_type() == a.values().scalar_type(), InvalidInput, "dsolve: b has dtype ",
                 b.scalar_type(), " but A has ", a.values().scalar_type());
+  if (options.backend == Backend::Mumps) return mumps_solve(a, b, options);
   SolveOptions resolved = options;
   resolved.backend = Backend::Native;
   if (resolved.method == Method::Auto) resolved.method = Method::CG;
@@ -133,13 +194,9 @@ std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor
   std::shared_ptr<detail::DistPreconditioner> pc = detail::DistPreconditioner::build(a, resolved);  // collective
   SolveInfo info;
   at::Tensor x = solve_columns(a, b.detach(), resolved, pc.get(), /*transpose=*/false, info);
-  const at::Tensor& values = a.values();
-  if (values.requires_grad() || b.requires_grad()) {
-    // the node keeps a detached alias of x: holding x itself would make a reference cycle
-    std::shared_ptr<DSolveBackward> node(new DSolveBackward(a, x.detach(), resolved, pc), torch::autograd::deleteNode);
-    node->set_next_edges(torch::autograd::collect_next_edges(values, b));
-    torch::autograd::set_history(x, node);
-  }
+  record_solve(a, b, x, [a, resolved, pc](const at::Tensor& g, SolveInfo& adjoint_info) {
+    return solve_columns(a, g, resolved, pc.get(), /*transpose=*/true, adjoint_info);
+  });
   return {x, info};
 }
 
