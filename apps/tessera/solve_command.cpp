@@ -32,7 +32,8 @@ sla::SparseTensor load_matrix(const SolveCommandOptions& o) {
 }
 
 int run_solve(const SolveCommandOptions& o) {
-  if (dist::world()->size() > 1) return run_distributed_solve(o);  // under mpirun -np P > 1
+  // under mpirun -np P > 1, and MUMPS (distributed only) on any number of ranks
+  if (dist::world()->size() > 1 || o.backend == "mumps") return run_distributed_solve(o);
   sla::SparseTensor a = load_matrix(o);
   sla::SolveOptions options = to_solve_options(o);
   // b = A 1 when no right-hand side is given
@@ -65,8 +66,9 @@ void add_solve_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--jitter", o->jitter, "node jitter of --fe-laplacian2d in [0, 0.5), times h (default 0.3)")
       ->check(CLI::Range(0.0, 0.4999));
   cmd->add_option("--seed", o->seed, "seed of kappa (--diffusion2d/3d) or of the mesh (--fe-laplacian2d)");
-  cmd->add_option("--backend", o->backend, "auto, native, eigen, cholmod, umfpack, superlu")
-      ->check(CLI::IsMember({"auto", "native", "eigen", "cholmod", "umfpack", "superlu"}));
+  cmd->add_option("--backend", o->backend,
+                  "auto, native, eigen, cholmod, umfpack, superlu, mumps (distributed LU; any number of ranks)")
+      ->check(CLI::IsMember({"auto", "native", "eigen", "cholmod", "umfpack", "superlu", "mumps"}));
   cmd->add_option("--method", o->method, "auto, cholesky, ldlt, lu, cg, bicgstab, gmres, minres")
       ->check(CLI::IsMember({"auto", "cholesky", "ldlt", "lu", "cg", "bicgstab", "gmres", "minres"}));
   cmd->add_option("--preconditioner", o->preconditioner,

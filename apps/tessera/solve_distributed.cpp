@@ -1,6 +1,7 @@
 // `tessera solve` under mpirun: rows distributed over the ranks (Poisson rows built where
 // they are owned; a MatrixMarket file read on rank 0 and scattered), native Krylov solve with
-// the preconditioners of dsolve (jacobi, none, block-jacobi, boomeramg).
+// the preconditioners of dsolve (jacobi, none, block-jacobi, boomeramg), or MUMPS's LU
+// (--backend mumps).
 
 #include <ATen/ATen.h>
 
@@ -30,10 +31,17 @@ int run_distributed_solve(const SolveCommandOptions& o) {
   check_matrix_source(o);
   auto comm = dist::world();
   sla::SolveOptions options = to_solve_options(o);
-  TESSERA_CHECK(options.backend == sla::Backend::Auto || options.backend == sla::Backend::Native, Unsupported,
-                "under mpirun only the native Krylov backend runs distributed; backend '", sla::to_string(options.backend),
-                "' is single-process (run it without mpirun)");
-  TESSERA_CHECK(options.method == sla::Method::Auto || options.method == sla::Method::CG ||
+  TESSERA_CHECK(options.backend == sla::Backend::Auto || options.backend == sla::Backend::Native ||
+                    options.backend == sla::Backend::Mumps,
+                Unsupported, "under mpirun only the native Krylov backend and mumps run distributed; backend '",
+                sla::to_string(options.backend), "' is single-process (run it without mpirun)");
+  const bool direct = options.backend == sla::Backend::Mumps;
+  if (direct) {
+    TESSERA_CHECK(options.method == sla::Method::Auto || options.method == sla::Method::LU, Unsupported,
+                  "--backend mumps factorises with LU; method ", sla::to_string(options.method), " is not available");
+    options.method = sla::Method::LU;
+  }
+  TESSERA_CHECK(direct || options.method == sla::Method::Auto || options.method == sla::Method::CG ||
                     options.method == sla::Method::BiCGStab || options.method == sla::Method::GMRES ||
                     options.method == sla::Method::MINRES,
                 Unsupported, "under mpirun the method must be a Krylov method (cg, bicgstab, gmres, minres), not ",

@@ -1,6 +1,7 @@
 #pragma once
 /// @file dsolve.h
-/// Differentiable distributed Krylov solve: x = A^{-1} b with A a DSparseTensor.
+/// Differentiable distributed solve: x = A^{-1} b with A a DSparseTensor, by Krylov methods
+/// or (backend Mumps) by MUMPS's distributed LU.
 ///
 /// The Krylov methods are tessera's own (CG, BiCGStab, GMRES, MINRES), the same code as
 /// the single-process native backend with inner products summed over the ranks, so the
@@ -10,6 +11,11 @@
 /// (hypre's algebraic multigrid on the whole distributed matrix: each rank hands hypre its
 /// own rows, nothing is gathered; one V-cycle per application; needs a build with hypre,
 /// NotCompiled otherwise). AMG, IC0 and ILU0 are single-process only (Unsupported here).
+///
+/// Backend Mumps: each rank hands MUMPS its own rows (nothing gathered but b and x, which
+/// MUMPS wants on rank 0); the LU factors are kept for the adjoint solve (A^T λ = g from the
+/// same factors). Method Auto or LU. A MUMPS error or a singular A (null pivots) throws
+/// InvalidInput naming MUMPS's code on every rank; NotCompiled in a build without MUMPS.
 ///
 /// Gradients: one distributed adjoint solve A^T λ = g with the same method (applied with
 /// rmatvec) and the forward solve's preconditioner set-up (BoomerAMG: the same hierarchy
@@ -33,7 +39,7 @@
 namespace tessera::sla {
 
 /// b: [owned] or [owned, k] (columns solved one after another). options.backend must be
-/// "auto" or "native"; options.method Auto means CG. The SolveInfo is the same on every
+/// "auto", "native" or "mumps"; options.method Auto means CG (LU with mumps). The SolveInfo is the same on every
 /// rank (residual ||A x - b|| / ||b|| over the global vectors).
 std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b,
                                         const SolveOptions& options = {});
