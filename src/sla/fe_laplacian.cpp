@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sla/csr_rows.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/random_field.h"
@@ -82,37 +83,29 @@ template <typename I>
 void fill(const Mesh& mesh, at::Tensor& row_ptr, at::Tensor& col, at::Tensor& val) {
   const int64_t n = mesh.m - 1, rows = n * n;   // unknown (i, j) -> (j - 1) n + (i - 1)
   auto inside = [&](int64_t i, int64_t j) { return i >= 1 && j >= 1 && i <= n && j <= n; };
-  I* rp = row_ptr.data_ptr<I>();
-  rp[0] = 0;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  auto count = [&](int64_t r) {
     const int64_t i = r % n + 1, j = r / n + 1;
     std::array<double, 9> k;
     std::array<bool, 9> linked;
     node_row(mesh, i, j, k, linked);
-    I count = 0;
-    for (int s = 0; s < 9; ++s) count += linked[s] && inside(i + s % 3 - 1, j + s / 3 - 1);
-    rp[r + 1] = count;
-  }
-  for (int64_t r = 0; r < rows; ++r) rp[r + 1] += rp[r];   // row_ptr = prefix sum of counts
-  col = at::empty({static_cast<int64_t>(rp[rows])}, row_ptr.options());
-  val = at::empty({static_cast<int64_t>(rp[rows])}, at::kDouble);
-  I* cp = col.data_ptr<I>();
-  double* vp = val.data_ptr<double>();
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+    int64_t c = 0;
+    for (int s = 0; s < 9; ++s) c += linked[s] && inside(i + s % 3 - 1, j + s / 3 - 1);
+    return c;
+  };
+  auto write = [&](int64_t r, I* cp, double* vp) {
     const int64_t i = r % n + 1, j = r / n + 1;
     std::array<double, 9> k;
     std::array<bool, 9> linked;
     node_row(mesh, i, j, k, linked);
-    int64_t p = rp[r];
+    int64_t p = 0;
     for (int s = 0; s < 9; ++s) {   // slots in ascending column order: dj, then di
       const int64_t qi = i + s % 3 - 1, qj = j + s / 3 - 1;
       if (!linked[s] || !inside(qi, qj)) continue;   // boundary nodes: Dirichlet, eliminated
       cp[p] = static_cast<I>((qj - 1) * n + (qi - 1));
       vp[p++] = k[s];
     }
-  }
+  };
+  detail::assemble_csr_rows<I>(rows, row_ptr, col, val, count, write);
 }
 
 }  // namespace

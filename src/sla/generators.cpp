@@ -8,6 +8,7 @@
 #include <array>
 #include <limits>
 
+#include "sla/csr_rows.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla {
@@ -27,22 +28,13 @@ void fill_grid(int64_t n, int dims, const Stencil& s, at::Tensor& row_ptr, at::T
   const int64_t rows = row_ptr.size(0) - 1;
   const std::array<int64_t, 3> stride{1, n, n * n};
   auto coord = [&](int64_t i, int d) { return (i / stride[d]) % n; };
-  I* rp = row_ptr.data_ptr<I>();
-  rp[0] = 0;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    I count = 1;
-    for (int d = 0; d < dims; ++d) count += (coord(i, d) > 0) + (coord(i, d) < n - 1);
-    rp[i + 1] = count;
-  }
-  for (int64_t i = 0; i < rows; ++i) rp[i + 1] += rp[i];  // row_ptr = prefix sum of counts
-  col = at::empty({static_cast<int64_t>(rp[rows])}, row_ptr.options());
-  val = at::empty({static_cast<int64_t>(rp[rows])}, at::kDouble);
-  I* cp = col.data_ptr<I>();
-  double* vp = val.data_ptr<double>();
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    int64_t p = rp[i];
+  auto count = [&](int64_t i) {
+    int64_t c = 1;
+    for (int d = 0; d < dims; ++d) c += (coord(i, d) > 0) + (coord(i, d) < n - 1);
+    return c;
+  };
+  auto write = [&](int64_t i, I* cp, double* vp) {
+    int64_t p = 0;
     for (int d = dims - 1; d >= 0; --d) {
       if (coord(i, d) > 0) { cp[p] = static_cast<I>(i - stride[d]); vp[p++] = s.below[d]; }
     }
@@ -51,7 +43,8 @@ void fill_grid(int64_t n, int dims, const Stencil& s, at::Tensor& row_ptr, at::T
     for (int d = 0; d < dims; ++d) {
       if (coord(i, d) < n - 1) { cp[p] = static_cast<I>(i + stride[d]); vp[p++] = s.above[d]; }
     }
-  }
+  };
+  detail::assemble_csr_rows<I>(rows, row_ptr, col, val, count, write);
 }
 
 SparseTensor grid_matrix(int64_t n, int dims, const Stencil& s, at::ScalarType dtype, const char* what) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sla/csr_rows.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/random_field.h"
@@ -40,24 +41,15 @@ void fill_rows(const Grid& g, int64_t r0, int64_t r1, const double* kappa, int64
                at::Tensor& col, at::Tensor& val) {
   const int64_t rows = r1 - r0, n = g.n;
   auto coord = [&](int64_t i, int d) { return (i / g.stride[d]) % n; };
-  I* rp = row_ptr.data_ptr<I>();
-  rp[0] = 0;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    I count = 1;
-    for (int d = 0; d < g.dims; ++d) count += (coord(r0 + r, d) > 0) + (coord(r0 + r, d) < n - 1);
-    rp[r + 1] = count;
-  }
-  for (int64_t r = 0; r < rows; ++r) rp[r + 1] += rp[r];   // row_ptr = prefix sum of counts
-  col = at::empty({static_cast<int64_t>(rp[rows])}, row_ptr.options());
-  val = at::empty({static_cast<int64_t>(rp[rows])}, at::kDouble);
-  I* cp = col.data_ptr<I>();
-  double* vp = val.data_ptr<double>();
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  auto count = [&](int64_t r) {
+    int64_t c = 1;
+    for (int d = 0; d < g.dims; ++d) c += (coord(r0 + r, d) > 0) + (coord(r0 + r, d) < n - 1);
+    return c;
+  };
+  auto write = [&](int64_t r, I* cp, double* vp) {
     const int64_t i = r0 + r;
     const double ki = kappa[i - k0];
-    int64_t p = rp[r], centre = 0;
+    int64_t p = 0, centre = 0;
     double diagonal = 0.0;
     // a_ii = Σ_faces κ_f, a_ij = -κ_f: interior faces κ_f = harmonic(κ_i, κ_j); a boundary
     // face has the Dirichlet value one cell away, κ_f = κ_i.
@@ -84,7 +76,8 @@ void fill_rows(const Grid& g, int64_t r0, int64_t r1, const double* kappa, int64
       }
     }
     vp[centre] = diagonal;
-  }
+  };
+  detail::assemble_csr_rows<I>(rows, row_ptr, col, val, count, write);
 }
 
 SparseTensor diffusion_rows(int dims, int64_t n, const LogNormalField& field, int64_t r0, int64_t r1,

@@ -3,10 +3,13 @@
 
 #include <ATen/ATen.h>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <functional>
 
 #include "tessera/sla/backends/direct_backend.h"
+#include "tessera/sla/solve.h"
 #include "tessera/sla/sparse_tensor.h"
 
 namespace tessera::sla::testing {
@@ -22,6 +25,20 @@ inline bool compiled(Backend backend) {
   if (!::tessera::sla::testing::compiled(::tessera::sla::Backend::Cholmod) ||                         \
       !::tessera::sla::testing::compiled(::tessera::sla::Backend::Umfpack))                           \
   GTEST_SKIP() << "CHOLMOD or UMFPACK is switched off in this build"
+
+/// Expects a small symmetric matrix to be positive definite: every compiled Cholesky
+/// (CHOLMOD, Eigen) factorises it, and its smallest eigenvalue (dense) is positive.
+inline void expect_positive_definite(const SparseTensor& a) {
+  for (Backend backend : {Backend::Cholmod, Backend::Eigen}) {
+    if (!compiled(backend)) continue;
+    SolveOptions chol;
+    chol.backend = backend;
+    chol.method = Method::Cholesky;
+    auto [y, info] = solve(a, at::ones({a.rows()}, at::kDouble), chol);
+    EXPECT_EQ(info.status, SolveStatus::Converged) << to_string(backend) << ": " << info.message;
+  }
+  EXPECT_GT(at::linalg_eigvalsh(a.to_dense()).min().item<double>(), 0.0);
+}
 
 /// Random sparse n x n matrix (float64): about `density` of the entries, plus the diagonal
 /// shifted by `shift` (large shift: well conditioned). `symmetric` mirrors it.
