@@ -126,14 +126,18 @@ class DSparseTensor:
 
     def solve(self, b_owned: torch.Tensor, method: str = "auto", preconditioner: Optional[str] = "jacobi",
               rtol: float = 1e-10, atol: float = 0.0, maxiter: int = 0, gmres_restart: int = 50,
-              return_info: bool = False):
+              return_info: bool = False, backend: str = "native"):
         """Distributed native Krylov solve (``"cg"`` by default, ``"bicgstab"``, ``"gmres"``,
         ``"minres"``; preconditioners ``none``, ``jacobi``, ``block-jacobi``, ``boomeramg``:
         hypre's algebraic multigrid on the whole distributed matrix, each rank giving hypre
         its own rows; ``NotCompiled`` without hypre), differentiable in the values and
         ``b_owned`` (one distributed adjoint solve reusing the preconditioner's set-up). The
-        info is the same on every rank."""
-        x, info = self._impl.solve(b_owned, _solve_options("native", method, preconditioner, rtol, atol, maxiter,
+        info is the same on every rank. ``backend="mumps"``: MUMPS's distributed LU instead
+        (``method`` ``"auto"`` or ``"lu"``; the adjoint reuses the factors; ``NotCompiled``
+        without MUMPS)."""
+        if backend == "mumps" and method == "auto":
+            method = "lu"
+        x, info = self._impl.solve(b_owned, _solve_options(backend, method, preconditioner, rtol, atol, maxiter,
                                                            gmres_restart))
         return (x, info) if return_info else x
 
