@@ -105,11 +105,10 @@ struct GraphBabContext {
 
 /// ReLU splitting with BaBSR or FSB branching (`bab.branching`) on any graph (relu_split_bab's
 /// search on the graph engine): batches of the worst domains are split at the ReLU neuron the
-/// branching chooses, both
-/// children bounded with the parent's bounds inherited and split multipliers optimised with
-/// the slopes (alpha and beta on the final rows only; the intermediate bounds use the splits
-/// through their clamps). Fully
-/// split domains that stay unverified are counted as stuck (Exhausted).
+/// branching chooses, both children bounded with the parent's bounds inherited and split
+/// multipliers optimised with the slopes (alpha and beta on the final rows only; the
+/// intermediate bounds use the splits through their clamps). Fully split domains that stay
+/// unverified are counted as stuck (Exhausted).
 BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& problem);
 
 }  // namespace tessera::lirpa::detail

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "lirpa/ops/registry.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/sharded_param_store.h"
 
@@ -93,7 +94,7 @@ bool dense_form_is_compact(const Graph& graph, std::string* why) {
   int64_t dense = 0;  // entries of the ReluNet matrices: sum over segments of n_in * n_out
   int first = 1;
   for (int id = 1; id <= graph.output_id(); ++id) {
-    bool relu = graph.node(id).op->type() == "Relu";
+    bool relu = is_relu(*graph.node(id).op);
     if (!relu && id < graph.output_id()) continue;
     int last = relu ? id - 1 : id;
     dense += numel(graph.node(first - 1).shape) * numel(graph.node(last).shape);
@@ -121,7 +122,7 @@ std::optional<ReluNet> extract_relu_net(const Graph& graph, std::string* why,
   for (int id = 1; id <= graph.output_id(); ++id) {
     const Node& node = graph.node(id);
     if (node.inputs != std::vector<int>{id - 1}) return fail("node '" + node.name + "' is not part of a chain");
-    bool relu = node.op->type() == "Relu";
+    bool relu = is_relu(*node.op);
     if (!relu && node.op->needs_input_bounds())
       return fail("node '" + node.name + "' (" + node.op->type() + ") is neither affine nor a ReLU");
     if (!relu && id < graph.output_id()) continue;
