@@ -232,4 +232,29 @@ void MpiCommunicator::abort(int code, const std::string& message) {
   std::_Exit(code);  // MPI_Abort does not return; this only satisfies [[noreturn]]
 }
 
+MPI_Comm duplicate_for_library(const Communicator& comm, const std::string& library) {
+  MPI_Comm base = MPI_COMM_SELF;
+  if (const auto* mpi = dynamic_cast<const MpiCommunicator*>(&comm)) {
+    base = mpi->handle();
+  } else {
+    TESSERA_CHECK(comm.size() == 1, Unsupported, library, " needs an MPI communicator, got '", comm.kind(),
+                  "' with ", comm.size(), " ranks");
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) {
+      int provided = 0;
+      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+    }
+  }
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(base, &out), "MPI_Comm_dup");
+  return out;
+}
+
+bool mpi_finalized() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+}
+
 }  // namespace tessera::dist

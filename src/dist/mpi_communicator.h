@@ -40,4 +40,14 @@ class MpiCommunicator final : public Communicator {
   int size_ = 1;
 };
 
+/// A duplicate of `comm`'s MPI communicator for a library (hypre, MUMPS), so that its
+/// messages never meet tessera's. A one-rank communicator that is not MPI's gets a duplicate
+/// of MPI_COMM_SELF (MPI initialised as a singleton first when needed, like dist::world());
+/// several ranks without MPI are refused, naming `library`.
+MPI_Comm duplicate_for_library(const Communicator& comm, const std::string& library);
+
+/// True once MPI_Finalize has run: a library object that outlives MPI must not free its
+/// communicator (the process is ending anyway).
+bool mpi_finalized();
+
 }  // namespace tessera::dist

@@ -26,26 +26,6 @@ namespace {
 constexpr at::ScalarType kBigInt = sizeof(HYPRE_BigInt) == 8 ? at::kLong : at::kInt;
 constexpr at::ScalarType kInt = sizeof(HYPRE_Int) == 8 ? at::kLong : at::kInt;
 
-bool mpi_finalized() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  return finalized != 0;
-}
-
-/// hypre's own duplicate of the tensor's communicator: its messages never meet tessera's.
-MPI_Comm duplicate_comm(const dist::Communicator& comm) {
-  MPI_Comm base = MPI_COMM_SELF;
-  if (const auto* mpi = dynamic_cast<const dist::MpiCommunicator*>(&comm)) {
-    base = mpi->handle();
-  } else {
-    TESSERA_CHECK(comm.size() == 1, Unsupported, "distributed BoomerAMG needs an MPI communicator, got '",
-                  comm.kind(), "' with ", comm.size(), " ranks");
-  }
-  MPI_Comm out = MPI_COMM_NULL;
-  MPI_Comm_dup(base, &out);
-  return out;
-}
-
 /// The hypre objects of one set-up; destroyed with the last LinearOperator holding them.
 struct DistBoomerAmg {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -56,7 +36,7 @@ struct DistBoomerAmg {
   int64_t owned = 0;
 
   ~DistBoomerAmg() {
-    if (mpi_finalized()) return;  // an operator outliving MPI: the process is ending anyway
+    if (dist::mpi_finalized()) return;  // an operator outliving MPI: the process is ending anyway
     if (solver) HYPRE_BoomerAMGDestroy(solver);
     if (rhs) HYPRE_IJVectorDestroy(rhs);
     if (sol) HYPRE_IJVectorDestroy(sol);
@@ -124,7 +104,7 @@ LinearOperator make_distributed_boomeramg(const DSparseTensor& a, bool transpose
   ensure_hypre_initialised();
   auto h = std::make_shared<DistBoomerAmg>();
   h->owned = a.owned_rows();
-  h->comm = duplicate_comm(*a.comm());
+  h->comm = dist::duplicate_for_library(*a.comm(), "distributed BoomerAMG");
   const int64_t first = first_hypre_id(a), last = first + h->owned - 1;
   check_hypre(HYPRE_IJMatrixCreate(h->comm, first, last, first, last, &h->matrix), "IJMatrixCreate");
   HYPRE_IJMatrixSetObjectType(h->matrix, HYPRE_PARCSR);

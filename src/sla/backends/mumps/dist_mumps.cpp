@@ -20,32 +20,6 @@ namespace {
 
 constexpr int kHost = 0;  // MUMPS's host: rank 0 of its communicator (PAR = 1: it also works)
 
-bool mpi_finalized() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  return finalized != 0;
-}
-
-/// MUMPS's own duplicate of the tensor's communicator: its messages never meet tessera's.
-MPI_Comm duplicate_comm(const dist::Communicator& comm) {
-  MPI_Comm base = MPI_COMM_SELF;
-  if (const auto* mpi = dynamic_cast<const dist::MpiCommunicator*>(&comm)) {
-    base = mpi->handle();
-  } else {
-    TESSERA_CHECK(comm.size() == 1, Unsupported, "MUMPS needs an MPI communicator, got '", comm.kind(), "' with ",
-                  comm.size(), " ranks");
-    int initialised = 0;
-    MPI_Initialized(&initialised);
-    if (!initialised) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);  // singleton, like dist::world()
-    }
-  }
-  MPI_Comm out = MPI_COMM_NULL;
-  MPI_Comm_dup(base, &out);
-  return out;
-}
-
 std::string describe(int code) {
   switch (code) {
     case -6:
@@ -61,7 +35,7 @@ std::string describe(int code) {
 class MumpsFactorization final : public DistDirectFactorization {
  public:
   explicit MumpsFactorization(const DSparseTensor& a) : n_(a.rows()), owned_(a.owned_rows()) {
-    comm_ = duplicate_comm(*a.comm());
+    comm_ = dist::duplicate_for_library(*a.comm(), "MUMPS");
     try {
       factorize(a);
     } catch (...) {
@@ -116,7 +90,7 @@ class MumpsFactorization final : public DistDirectFactorization {
   }
 
   void release() {
-    if (mpi_finalized()) return;  // outliving MPI: the process is ending anyway
+    if (dist::mpi_finalized()) return;  // outliving MPI: the process is ending anyway
     if (initialised_) {
       id_.job = -2;  // frees MUMPS's factors (collective)
       dmumps_c(&id_);
