@@ -15,6 +15,7 @@
 #include "sla/backends/native/krylov.h"
 #include "sla/dist/autograd/halo_exchange.h"
 #include "sla/dist/dist_preconditioner.h"
+#include "sla/dist/distributed_space.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/solve.h"
 #if TESSERA_WITH_MUMPS
@@ -27,28 +28,6 @@ namespace {
 using torch::autograd::Node;
 using torch::autograd::variable_list;
 
-// The Krylov space of distributed vectors: inner products summed over the ranks.
-detail::KrylovSpace distributed_space(const std::shared_ptr<dist::Communicator>& comm, int64_t global_rows) {
-  detail::KrylovSpace space;
-  space.dot = [comm](const at::Tensor& u, const at::Tensor& v) {
-    at::Tensor s = at::dot(u, v).to(at::kDouble).reshape({1}).contiguous();  // <u, v>_r
-    comm->all_reduce(s, dist::ReduceOp::Sum);                                 // sum_r <u, v>_r
-    return s.item<double>();
-  };
-  space.block_dot = [comm](const at::Tensor& v, const at::Tensor& w) {
-    at::Tensor h = at::mv(v, w).contiguous();  // V_r^T w_r
-    comm->all_reduce(h, dist::ReduceOp::Sum);
-    return h;
-  };
-  space.any = [comm](bool flag) {
-    at::Tensor f = at::full({1}, static_cast<int32_t>(flag), at::kInt);
-    comm->all_reduce(f, dist::ReduceOp::Max);
-    return f.item<int32_t>() != 0;
-  };
-  space.global_size = global_rows;
-  return space;
-}
-
 // Solves A x = b (or A^T x = b) column by column with the set-up preconditioner `pc` (null
 // for none and Jacobi); info is the worst over the columns.
 at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options,
@@ -59,7 +38,7 @@ at::Tensor solve_columns(const DSparseTensor& a, const at::Tensor& b, const Solv
     return transpose ? plain.rmatvec(v) : plain.matvec(v);
   };
   at::Tensor diagonal = plain.diagonal();
-  const detail::KrylovSpace space = distributed_space(a.comm(), a.rows());
+  const detail::KrylovSpace space = detail::distributed_krylov_space(a);
   const detail::LinearOperator* set_up = pc ? pc->op(transpose) : nullptr;
   at::Tensor b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
   std::vector<at::Tensor> columns;

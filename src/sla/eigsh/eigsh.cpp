@@ -78,24 +78,6 @@ SparseTensor shifted(const SparseTensor& a, double sigma) {
   return SparseTensor::from_coo(vals, rows, cols, n, n);
 }
 
-/// Krylov space size and block: m a multiple of b, m >= k + 2b (when n allows).
-detail::LanczosParams lanczos_params(const EigshOptions& o, int64_t n, bool spectra) {
-  detail::LanczosParams p;
-  p.k = o.k;
-  p.block = spectra ? 1 : (o.block_size > 0 ? o.block_size : std::min<int64_t>(o.k, 3));
-  int64_t m = o.ncv > 0 ? o.ncv : std::max<int64_t>(2 * o.k + 2 * p.block, 20);
-  m = std::max(m, o.k + 2 * p.block);
-  m = (m + p.block - 1) / p.block * p.block;
-  p.ncv = spectra ? std::min(m, n) : m;
-  p.maxiter = o.maxiter;
-  p.tol = o.tol;
-  p.seed = o.seed;
-  p.order = o.which == Which::Largest    ? detail::RitzOrder::LargestAlgebraic
-            : o.which == Which::Smallest ? detail::RitzOrder::SmallestAlgebraic
-                                         : detail::RitzOrder::LargestMagnitude;
-  return p;
-}
-
 /// Dense eigensolver for small n: the Ritz pairs of op's matrix, wanted ones first.
 detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const detail::LanczosParams& p) {
   at::Tensor m = op(at::eye(n, at::kDouble));
@@ -119,7 +101,7 @@ detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const 
 /// blocks need fewer restarts there), for small n (its dense path) and without Spectra.
 EigshBackend resolve_backend(const SparseTensor& a, const EigshOptions& o) {
   if (o.backend != EigshBackend::Auto) return o.backend;
-  const detail::LanczosParams native = lanczos_params(o, a.rows(), /*spectra=*/false);
+  const detail::LanczosParams native = detail::lanczos_params(o, a.rows(), /*spectra=*/false);
   const bool ends = o.which == Which::Largest || o.which == Which::Smallest;
   const bool krylov = native.ncv + native.block <= a.rows();
   return ends && krylov && a.values().device().is_cpu() && detail::spectra_available() ? EigshBackend::Spectra
@@ -178,7 +160,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
       return detail::csr_spmm(rp, ci, {}, vals, x.unsqueeze(0), n)[0];   // A X
     };
   }
-  const detail::LanczosParams p = lanczos_params(options, n, spectra);
+  const detail::LanczosParams p = detail::lanczos_params(options, n, spectra);
   detail::RitzPairs pairs;
   if (spectra) {
     info.backend = to_string(EigshBackend::Spectra);

@@ -8,6 +8,9 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+
+#include "tessera/sla/eigsh.h"
 
 namespace tessera::sla::detail {
 
@@ -36,11 +39,38 @@ struct RitzPairs {
   std::string message;
 };
 
+/// The engine's parameters for eigsh's options on a matrix of n rows: the Krylov space size
+/// m is a multiple of the block b with m >= k + 2b (Spectra: block 1 and m <= n).
+LanczosParams lanczos_params(const EigshOptions& options, int64_t n, bool spectra);
+
+/// Where the Lanczos vectors live: the whole vector in one process, or this rank's rows of a
+/// vector distributed over ranks, whose inner products and QR are then global. The
+/// algorithm is the same; only these three operations know about the ranks.
+struct LanczosSpace {
+  int64_t local_rows = 0;   ///< rows of a vector held here (n in one process)
+  /// H = Q W for basis rows Q [j, local_rows] and a block W [local_rows, b]: [j, b], the
+  /// same on every rank.
+  std::function<at::Tensor(const at::Tensor& q, const at::Tensor& w)> inner;
+  /// W = Q R with Q's columns orthonormal over the whole vector ([local_rows, b]) and R
+  /// [b, b] the same on every rank.
+  std::function<std::pair<at::Tensor, at::Tensor>(const at::Tensor& w)> qr;
+  /// This rank's rows of a block given in full ([n, b] -> [local_rows, b]): the random
+  /// starting block is drawn in full on every rank, so any rank count starts alike.
+  std::function<at::Tensor(const at::Tensor& full)> local;
+
+  /// The single-process space of vectors of length n.
+  static LanczosSpace whole(int64_t n);
+};
+
 /// Block Krylov-Schur (thick-restart block Lanczos with full reorthogonalisation):
 /// expands an orthonormal basis Q (rows) by blocks, W = op(Q_j^T), orthogonalised twice
 /// against Q; Rayleigh-Ritz on T = Q op Q^T; keeps the best p Ritz vectors and the residual
 /// block, and continues until the k wanted Ritz residuals ||R Y_last|| meet the tolerance.
-RitzPairs block_lanczos(const BlockOperator& op, int64_t n, const LanczosParams& params);
+/// n is the global length; `space` (whole(n) when null) says where the rows of Q live, and
+/// op maps this rank's rows of a block to this rank's rows of its image. The returned
+/// vectors are this rank's rows.
+RitzPairs block_lanczos(const BlockOperator& op, int64_t n, const LanczosParams& params,
+                        const LanczosSpace* space = nullptr);
 
 /// The same with Spectra's SymEigsSolver (single-vector implicitly restarted Lanczos).
 /// ncv: k < ncv <= n. Throws NotCompiled when Spectra is not available.

@@ -1,19 +1,24 @@
 // MUMPS (distributed assembled input, centralised right-hand side and solution) behind
-// DistDirectFactorization. Compiled only when MUMPS is found.
-#if TESSERA_WITH_MUMPS
+// DistDirectFactorization. Without MUMPS only the factory is compiled (it throws NotCompiled).
 
 #include "sla/backends/mumps/dist_mumps.h"
 
+#include "tessera/core/error.h"
+
+#if TESSERA_WITH_MUMPS
 #include <dmumps_c.h>
 #include <mpi.h>
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "dist/mpi_communicator.h"
-#include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
 namespace {
@@ -34,7 +39,8 @@ std::string describe(int code) {
 
 class MumpsFactorization final : public DistDirectFactorization {
  public:
-  explicit MumpsFactorization(const DSparseTensor& a) : n_(a.rows()), owned_(a.owned_rows()) {
+  MumpsFactorization(const DSparseTensor& a, const DistFactorOptions& options)
+      : options_(options), n_(a.rows()), owned_(a.owned_rows()) {
     comm_ = dist::duplicate_for_library(*a.comm(), "MUMPS");
     try {
       factorize(a);
@@ -75,6 +81,7 @@ class MumpsFactorization final : public DistDirectFactorization {
     id_.icntl[19] = 0;  // ICNTL(20) = 0: dense right-hand side on the host
     id_.icntl[20] = 0;  // ICNTL(21) = 0: solution centralised on the host
     id_.icntl[23] = 1;  // ICNTL(24) = 1: detect null pivots (a numerically singular A)
+    if (options_.determinant) id_.icntl[32] = 1;  // ICNTL(33) = 1: det A with the factors
     set_local_entries(a);
     id_.n = static_cast<MUMPS_INT>(n_);
     id_.nnz_loc = static_cast<MUMPS_INT8>(values_.numel());
@@ -84,11 +91,81 @@ class MumpsFactorization final : public DistDirectFactorization {
     id_.job = 4;  // analysis (ordering, symbolic) then numerical LU
     dmumps_c(&id_);
     check("factorisation");
-    const long null_pivots = static_cast<long>(id_.infog[27]);  // INFOG(28), global like INFOG(1)
-    TESSERA_CHECK(null_pivots == 0, InvalidInput, "MUMPS factorisation failed on ", n_, " rows: INFOG(28) = ",
+    null_pivots_ = static_cast<long>(id_.infog[27]);  // INFOG(28), global like INFOG(1)
+    const long null_pivots = null_pivots_;
+    TESSERA_CHECK(null_pivots == 0 || options_.allow_singular, InvalidInput, "MUMPS factorisation failed on ", n_, " rows: INFOG(28) = ",
                   null_pivots, " null pivots (the matrix is singular)");
   }
 
+ public:
+  std::pair<double, double> slogdet() const override {
+    TESSERA_CHECK(options_.determinant, InvalidInput, "MUMPS: the determinant was not asked for at factorisation");
+    if (null_pivots_ > 0) return {0.0, -std::numeric_limits<double>::infinity()};
+    // det A = RINFOG(12) 2^INFOG(34), the same on every rank
+    const double mantissa = static_cast<double>(id_.rinfog[11]);
+    const double exponent = static_cast<double>(id_.infog[33]);
+    if (mantissa == 0.0) return {0.0, -std::numeric_limits<double>::infinity()};
+    return {mantissa > 0 ? 1.0 : -1.0, std::log(std::abs(mantissa)) + exponent * std::log(2.0)};
+  }
+
+  int64_t null_pivots() const override { return null_pivots_; }
+
+  // The pairs of every rank gathered on the host and grouped by column j (MUMPS wants the
+  // wanted rows of column j of A^{-1} together: a sparse right-hand side, ICNTL(30) = 1);
+  // the values go back to the ranks that asked, in their order.
+  at::Tensor inverse_entries(const at::Tensor& rows, const at::Tensor& cols) override {
+    int size = 1;
+    MPI_Comm_size(comm_, &size);
+    at::Tensor r = rows.to(at::kInt).contiguous(), c = cols.to(at::kInt).contiguous();
+    int count = static_cast<int>(r.numel());
+    std::vector<int> counts(size, 0), displs(size, 0);
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, kHost, comm_);
+    for (int q = 1; q < size; ++q) displs[q] = displs[q - 1] + counts[q - 1];
+    const int total = rank_ == kHost ? displs[size - 1] + counts[size - 1] : 0;
+    std::vector<int> all_rows(total), all_cols(total);
+    MPI_Gatherv(r.data_ptr<int>(), count, MPI_INT, all_rows.data(), counts.data(), displs.data(), MPI_INT, kHost, comm_);
+    MPI_Gatherv(c.data_ptr<int>(), count, MPI_INT, all_cols.data(), counts.data(), displs.data(), MPI_INT, kHost, comm_);
+    std::vector<double> all_values(total);
+    std::vector<MUMPS_INT> irhs_ptr, irhs_sparse;
+    std::vector<double> rhs_sparse;
+    std::vector<int> order(total);
+    if (rank_ == kHost) {
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return all_cols[x] < all_cols[y]; });
+      irhs_ptr.assign(n_ + 1, 0);
+      for (int e = 0; e < total; ++e) ++irhs_ptr[all_cols[e] + 1];
+      irhs_ptr[0] = 1;  // 1-based
+      for (int64_t j = 0; j < n_; ++j) irhs_ptr[j + 1] += irhs_ptr[j];
+      irhs_sparse.resize(std::max(total, 1));
+      for (int e = 0; e < total; ++e) irhs_sparse[e] = all_rows[order[e]] + 1;
+      rhs_sparse.assign(std::max(total, 1), 0.0);
+      id_.nz_rhs = static_cast<MUMPS_INT>(total);
+      id_.nrhs = static_cast<MUMPS_INT>(n_);
+      id_.lrhs = static_cast<MUMPS_INT>(n_);
+      id_.irhs_ptr = irhs_ptr.data();
+      id_.irhs_sparse = irhs_sparse.data();
+      id_.rhs_sparse = rhs_sparse.data();
+    }
+    id_.icntl[29] = 1;  // ICNTL(30) = 1: entries of A^{-1}
+    id_.job = 3;
+    dmumps_c(&id_);
+    id_.icntl[29] = 0;
+    id_.nrhs = 1;
+    id_.nz_rhs = 0;
+    id_.irhs_ptr = nullptr;
+    id_.irhs_sparse = nullptr;
+    id_.rhs_sparse = nullptr;
+    check("selected inversion");
+    if (rank_ == kHost) {
+      for (int e = 0; e < total; ++e) all_values[order[e]] = rhs_sparse[e];
+    }
+    at::Tensor out = at::empty({count}, at::kDouble);
+    MPI_Scatterv(all_values.data(), counts.data(), displs.data(), MPI_DOUBLE, out.data_ptr<double>(), count,
+                 MPI_DOUBLE, kHost, comm_);
+    return out;
+  }
+
+ private:
   void release() {
     if (dist::mpi_finalized()) return;  // outliving MPI: the process is ending anyway
     if (initialised_) {
@@ -160,6 +237,8 @@ class MumpsFactorization final : public DistDirectFactorization {
                   ", INFOG(2) = ", static_cast<long>(id_.infog[1]), " (", describe(code), ")");
   }
 
+  DistFactorOptions options_;
+  long null_pivots_ = 0;
   DMUMPS_STRUC_C id_{};
   bool initialised_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -172,8 +251,18 @@ class MumpsFactorization final : public DistDirectFactorization {
 
 }  // namespace
 
-std::shared_ptr<DistDirectFactorization> factorize_distributed_mumps(const DSparseTensor& a) {
-  return std::make_shared<MumpsFactorization>(a);
+std::shared_ptr<DistDirectFactorization> factorize_distributed_mumps(const DSparseTensor& a,
+                                                                     const DistFactorOptions& options) {
+  return std::make_shared<MumpsFactorization>(a, options);
+}
+
+}  // namespace tessera::sla::detail
+#else  // TESSERA_WITH_MUMPS
+
+namespace tessera::sla::detail {
+
+std::shared_ptr<DistDirectFactorization> factorize_distributed_mumps(const DSparseTensor&, const DistFactorOptions&) {
+  TESSERA_THROW(NotCompiled, "MUMPS is not compiled into this build (TESSERA_WITH_MUMPS=OFF)");
 }
 
 }  // namespace tessera::sla::detail
