@@ -33,6 +33,10 @@ struct BoundState {
   /// keeps its block's A matrices and slopes; the bounds are all-gathered); null: all here.
   /// Only with one domain: the rows of several domains stay whole on every rank.
   std::shared_ptr<dist::Communicator> shard_rows;
+  /// Ranks that each bound their own domains of one branch-and-bound batch (`fsdp+state`):
+  /// the positions whose intermediate bounds are computed are then the union over the ranks,
+  /// so every rank runs the same backward passes (weight gathers are collectives); null: none.
+  std::shared_ptr<dist::Communicator> shard_domains;
   /// Branch and bound's domain constraints: bounds, `[D, *shape]`, that every intermediate
   /// bound computed for a node is intersected with (a split ReLU's input clamped to l >= 0 or
   /// u <= 0, bounds inherited from the parent domain). Empty or nullopt: none.
@@ -44,6 +48,10 @@ struct BoundState {
   /// node (beta-CROWN: -beta s on the input of a ReLU split with sign s).
   const std::map<int, at::Tensor>* extra_rows = nullptr;
 };
+
+/// The element-wise `or` of a bool tensor over the ranks of `comm` (a collective: the same
+/// shape on every rank).
+at::Tensor any_rank(dist::Communicator& comm, const at::Tensor& flags);
 
 /// `b` intersected with the limits of `node` in `state` (`b` itself when it has none).
 Interval limited(const BoundState& state, int node, Interval b);

@@ -25,6 +25,12 @@ RowBlock row_block(int64_t rows, const std::shared_ptr<dist::Communicator>& shar
   return b;
 }
 
+at::Tensor any_rank(dist::Communicator& comm, const at::Tensor& flags) {
+  at::Tensor t = flags.to(at::kLong).contiguous();
+  comm.all_reduce(t, dist::ReduceOp::Max);  // element-wise or
+  return t > 0;
+}
+
 Interval limited(const BoundState& state, int node, Interval b) {
   if (static_cast<size_t>(node) >= state.limits.size() || !state.limits[node]) return b;
   const Interval& lim = *state.limits[node];
@@ -110,7 +116,8 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
   return {at::cat(lo, 1), at::cat(hi, 1)};
 }
 
-NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref) {
+NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
+                                      dist::Communicator* agree) {
   const int64_t domains = ref.lower.size(0);
   at::Tensor l = ref.lower.reshape({domains, -1}), u = ref.upper.reshape({domains, -1});
   const int64_t n = l.size(1);
@@ -126,7 +133,9 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
   at::Tensor unstable = (l < 0).logical_and(u > 0);                               // [D, n]
   at::Tensor dense = unstable.sum(1, false, at::kLong) > kMinimumSparsity * n;    // [D]
   at::Tensor need = unstable.logical_or(dense.unsqueeze(1));
-  at::Tensor idx = at::nonzero(need.any(0)).reshape({-1});
+  at::Tensor some = need.any(0);                // [n]: some domain needs it
+  if (agree) some = any_rank(*agree, some);      // some domain of some rank
+  at::Tensor idx = at::nonzero(some).reshape({-1});
   return {idx, need.index_select(1, idx)};
 }
 
@@ -153,7 +162,7 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
     if (node.op->needs_input_bounds()) {
       for (int p : node.inputs) {
         if (state.bounds[p]) continue;
-        NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p]);
+        NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p], state.shard_domains.get());
         Interval tight;
         if (needed.idx.numel() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);
         state.bounds[p] = limited(state, p, with_needed(*ref[p], needed, tight));

@@ -30,12 +30,14 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
 /// The positions of node p whose bounds `consumer` needs tighter than the reference bounds
 /// `[D, *shape]`: `idx` those some domain needs, `need` `[D, |idx|]` which domain needs which
 /// (each domain as if bounded alone). None for a linear operator on the input, whose
-/// reference IBP bounds are exact.
+/// reference IBP bounds are exact. With `agree` (ranks bounding different domains), `idx` is
+/// the union over the ranks (a collective).
 struct NeededBounds {
   at::Tensor idx;
   at::Tensor need;
 };
-NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref);
+NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
+                                      dist::Communicator* agree = nullptr);
 
 /// The reference bounds `[D, *shape]` with `tight` (`[D, |idx|]`, crown_rows) put at the
 /// positions each domain needs.

@@ -10,6 +10,7 @@
 
 #include "lirpa/bab/graph_bab.h"
 #include "lirpa/bab/relu_bab.h"
+#include "graph_domains.h"
 #include "random_nets.h"
 #include "tessera/lirpa/verify.h"
 
@@ -20,6 +21,8 @@ using detail::GraphBounded;
 using detail::GraphDomains;
 using detail::GraphRelu;
 using testing::node_values;
+using testing::random_children;
+using testing::root_domain;
 
 /// A small ResNet on [1, 2, 6, 6]: Conv -> Relu (r0) -> [Conv -> Relu (r1) -> Conv] + r0 ->
 /// Relu (r2) -> Flatten -> Gemm (3 outputs); r1 lies inside the residual block.
@@ -39,15 +42,6 @@ std::string random_resnet() {
                                b.constant("fc.b", testing::randn({3}, 0.1))},
                       {OnnxAttr::integer("transB", 1)}));
   return b.bytes();
-}
-
-/// The root domain of the box [lo, hi]: no split.
-GraphDomains root_domain(const at::Tensor& lo, const at::Tensor& hi, const std::vector<GraphRelu>& relus) {
-  GraphDomains d;
-  d.xl = lo;
-  d.xu = hi;
-  for (const GraphRelu& r : relus) d.split.push_back(at::zeros({1, r.size}, at::kChar));
-  return d;
 }
 
 /// Sampled points of a box and their node values.
@@ -275,30 +269,6 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
   EXPECT_TRUE(at::equal(at::isfinite(got), finite)) << what;
   at::Tensor g = at::where(finite, got, at::zeros_like(got)), w = at::where(finite, want, at::zeros_like(want));
   EXPECT_TRUE(at::allclose(g, w, 1e-9, 1e-9)) << what << ": " << (g - w).abs().max();
-}
-
-// n children of the root bounded as `gr`: each splits a random unstable neuron of a random
-// ReLU node, active and inactive in turn, and inherits the root's bounds.
-GraphDomains random_children(const GraphBounded& gr, const std::vector<GraphRelu>& relus, const at::Tensor& lo,
-                             const at::Tensor& hi, int64_t n) {
-  GraphDomains kids;
-  kids.xl = lo;
-  kids.xu = hi;
-  kids.reuse_upto = at::zeros({n}, at::kLong);
-  for (size_t j = 0; j < relus.size(); ++j) {
-    kids.split.push_back(at::zeros({n, relus[j].size}, at::kChar));
-    kids.lower.push_back(gr.bounds.lower[j].repeat({n, 1}));
-    kids.upper.push_back(gr.bounds.upper[j].repeat({n, 1}));
-  }
-  for (int64_t b = 0; b < n; ++b) {
-    int64_t j = at::randint(static_cast<int64_t>(relus.size()), {1}, at::kLong).item<int64_t>();
-    at::Tensor unstable = at::nonzero((gr.bounds.lower[j][0] < 0).logical_and(gr.bounds.upper[j][0] > 0)).reshape({-1});
-    if (unstable.numel() == 0) continue;
-    int64_t i = unstable[at::randint(unstable.numel(), {1}, at::kLong).item<int64_t>()].item<int64_t>();
-    kids.split[j][b][i] = b % 2 == 0 ? 1 : -1;
-    kids.reuse_upto[b] = j;
-  }
-  return kids;
 }
 
 // The domains of a batch are bounded together (one state, D domains): each must get the

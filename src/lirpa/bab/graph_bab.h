@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ struct GraphBounded {
   std::vector<at::Tensor> lambda;  ///< per ReLU node [B, K, n_j]: coefficients on its output (CROWN rows)
   at::Tensor a_input;              ///< [B, K, n_in]: the CROWN rows' coefficients on the input
   int64_t bounded = 0;             ///< domains bounded (fewer than B when `stop` said so)
+  int64_t bounded_here = 0;        ///< of them, those this rank bounded itself (its blocks)
 };
 
 /// Bounds every domain of `d`: CROWN (alpha-CROWN with `alpha` set: the final rows' slopes
@@ -71,9 +73,16 @@ struct GraphBounded {
 /// before each such group and between beta steps (which then end with the bounds so far);
 /// once it says true the rest are left unbounded (lb -inf, `bounded` tells how many were
 /// done) and the caller must discard the batch.
+/// With `shard` (`--shard fsdp+state`, several ranks, every rank calling with the same `d`),
+/// each group of domains is cut into one block per rank (domain_blocks.h): each rank bounds
+/// its block, with the positions of its intermediate bounds and its beta steps agreed with
+/// the others, and the results are all-gathered, so every rank returns the whole batch.
+/// `stop` must then be a collective that answers the same on every rank (RunClock). Not with
+/// `alpha`.
 GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                                  const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha = nullptr,
-                                 const BetaOptions* beta = nullptr, const std::function<bool()>& stop = {});
+                                 const BetaOptions* beta = nullptr, const std::function<bool()>& stop = {},
+                                 const std::shared_ptr<dist::Communicator>& shard = nullptr);
 
 /// FSB branching on graph domains `d` bounded as `g` (rows: each domain's worst row, from
 /// best_rows): of the `topk` best BaBSR candidates of each domain, the one whose worse child
@@ -99,6 +108,9 @@ struct GraphBabContext {
   /// stage's, compute_bounds' BoundsResult::intermediate), or null: the root domain starts
   /// from them when they cover every ReLU node's input instead of bounding them again.
   const std::map<int, Interval>* root_intermediate = nullptr;
+  /// `--shard fsdp+state` with several ranks: each batch's domains are cut into one block per
+  /// rank (bound_graph_domains); null: every rank bounds the whole batch.
+  std::shared_ptr<dist::Communicator> state_comm = nullptr;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
 };

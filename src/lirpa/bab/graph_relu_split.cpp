@@ -3,18 +3,21 @@
 // domain bounded by the graph engine's CROWN under BoundState limits (graph_bab.h).
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/autograd.h>
 
 #include <functional>
 #include <limits>
 #include <optional>
 
 #include "lirpa/attack/pgd.h"
+#include "lirpa/bab/domain_blocks.h"
 #include "lirpa/bab/domain_pool.h"
 #include "lirpa/bab/graph_bab.h"
+#include "lirpa/bab/graph_beta.h"
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/ops/registry.h"
 #include "lirpa/propagation.h"
+#include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
 
 namespace tessera::lirpa::detail {
 
@@ -33,130 +36,11 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// [n, *shape] of node `id`.
-std::vector<int64_t> lead(const Graph& graph, int id, int64_t n) {
-  std::vector<int64_t> s{n};
-  s.insert(s.end(), graph.node(id).shape.begin(), graph.node(id).shape.end());
-  return s;
-}
-
 // The dense rows [D, K, n] recorded at `node` for D domains (zeros when no row reached it).
 at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t domains, int64_t k, int64_t n) {
   auto it = rec.find(node);
   if (it == rec.end() || !it->second) return at::zeros({domains, k, n}, at::kDouble);
   return it->second->dense(at::kDouble).reshape({domains, k, n});
-}
-
-// The state restricted to the domains `keep` (their bounds and limits).
-BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
-  BoundState out(state.bounds.size());
-  auto pick = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
-    if (!b) return std::nullopt;
-    return Interval{b->lower.index_select(0, keep), b->upper.index_select(0, keep)};
-  };
-  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = pick(state.bounds[i]);
-  out.limits.resize(state.limits.size());
-  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = pick(state.limits[i]);
-  return out;
-}
-
-// beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
-// rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
-// multipliers and the final rows' slopes (alpha, from CROWN's, one set per row), at least
-// `lb`. Each domain's multipliers and slopes are its own rows; a domain leaves the
-// optimisation once verified (some row positive), and all of them when `stop` says so (the
-// best bounds so far are sound: every slope in [0, 1] and every beta >= 0 is).
-at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
-                         const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
-                         const BetaOptions& o, const std::function<bool()>& stop) {
-  at::AutoGradMode grad(true);
-  const int64_t k = lb.size(1);
-  std::vector<size_t> with;  // ReLU nodes with splits
-  for (size_t j = 0; j < relus.size(); ++j)
-    if ((split[j] != 0).any().item<bool>()) with.push_back(j);
-  if (with.empty()) return lb;
-  std::vector<at::Tensor> beta, sign;
-  std::vector<AdamSlot> slots;
-  for (size_t j : with) {
-    beta.push_back(at::zeros({rows->rows(), relus[j].size}, at::kDouble));
-    // [S, n_j]: +1 z >= 0, -1 z <= 0, 0 free, the split of each row's domain
-    sign.push_back(per_row(split[j].to(at::kDouble), rows->rows()).contiguous());
-    slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
-  }
-  // slopes of the final rows: (output, ReLU node) -> [S, *shape], CROWN's to start
-  std::map<std::pair<int, int>, at::Tensor> alpha;
-  std::map<std::pair<int, int>, AdamSlot> alpha_slots;
-  for (const GraphRelu& r : relus) {
-    const Node& node = graph.node(r.node);
-    if (!node.op->has_alpha()) continue;
-    at::Tensor init = node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble);  // [D, *shape]
-    std::pair<int, int> key{graph.output_id(), r.node};
-    alpha[key] = per_row(init, rows->rows()).contiguous();
-    alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
-  }
-  AlphaOptions adam;  // Adam's moment decays
-  double lr = o.lr_beta, lr_alpha = o.lr_alpha;
-  at::Tensor best = lb.clone();
-  at::Tensor alive = at::arange(lb.size(0), at::kLong);  // the domains still optimised
-  BoundState* st = &state;
-  std::optional<BoundState> shrunk;
-  APtr live_rows = rows;
-  std::map<int, at::Tensor> extra;
-  for (int it = 1; it <= o.iterations; ++it) {
-    if (stop && stop()) break;
-    const int64_t s = live_rows->rows();
-    extra.clear();
-    std::vector<at::Tensor> params;
-    for (size_t i = 0; i < with.size(); ++i) {
-      at::Tensor bt = beta[i].detach().requires_grad_(true);
-      params.push_back(bt);
-      const GraphRelu& r = relus[with[i]];
-      at::Tensor rows_z = (-bt * sign[i]).reshape(lead(graph, r.input, s));  // -beta s z: <= 0 on the domain
-      auto e = extra.find(r.input);
-      extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
-    }
-    st->alpha.clear();
-    for (auto& [key, t] : alpha) {
-      st->alpha[key] = t.detach().requires_grad_(true);
-      params.push_back(st->alpha[key]);
-    }
-    st->extra_rows = &extra;
-    at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, true).reshape({alive.numel(), k}) - rhs;
-    st->extra_rows = nullptr;
-    st->alpha.clear();
-    at::Tensor now = at::max(best.index_select(0, alive), cur.detach());
-    best.index_copy_(0, alive, now);
-    at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
-    if (open.numel() == 0) break;  // some row positive in every domain: all verified
-    auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
-    for (size_t i = 0; i < with.size(); ++i)
-      if (grads[i].defined()) adam_step(beta[i], grads[i], slots[i], adam, lr, it, INFINITY);
-    size_t g = with.size();
-    for (auto& [key, t] : alpha) {
-      if (grads[g].defined()) adam_step(t, grads[g], alpha_slots[key], adam, lr_alpha, it);  // slopes in [0, 1]
-      ++g;
-    }
-    lr *= o.lr_decay;
-    lr_alpha *= o.lr_decay;
-    if (open.numel() < alive.numel()) {  // the verified domains leave: their rows, state and multipliers
-      at::Tensor keep_rows = (open.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1});
-      for (size_t i = 0; i < with.size(); ++i) {
-        beta[i] = beta[i].index_select(0, keep_rows);
-        sign[i] = sign[i].index_select(0, keep_rows);
-        slots[i] = {slots[i].m.index_select(0, keep_rows), slots[i].v.index_select(0, keep_rows)};
-      }
-      for (auto& [key, t] : alpha) {
-        t = t.index_select(0, keep_rows);
-        AdamSlot& sl = alpha_slots[key];
-        sl = {sl.m.index_select(0, keep_rows), sl.v.index_select(0, keep_rows)};
-      }
-      live_rows = DenseA::make(live_rows->dense(at::kDouble).index_select(0, keep_rows));
-      shrunk.emplace(select_domains(*st, open));
-      st = &*shrunk;
-      alive = alive.index_select(0, open);
-    }
-  }
-  return best;
 }
 
 // The bounds of the domains `sel` of `d`, bounded together: one state with D = |sel| domains
@@ -171,14 +55,16 @@ struct BatchBounds {
 
 BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                         const at::Tensor& sel, int64_t reuse, const at::Tensor& c, const at::Tensor& rhs,
-                        const AlphaOptions* alpha, const BetaOptions* beta, const std::function<bool()>& stop) {
+                        const AlphaOptions* alpha, const BetaOptions* beta, const std::function<bool()>& stop,
+                        const std::shared_ptr<dist::Communicator>& shard) {
   at::NoGradGuard no_grad;
   OpEnv env{graph.params(), at::kDouble};
   const int64_t domains = sel.numel(), k = c.size(0), n_in = graph.input_size();
   BoundState state(graph.nodes().size());
   state.limits.resize(graph.nodes().size());
-  state.bounds[0] = Interval{d.xl.reshape({1, n_in}).expand({domains, n_in}).reshape(lead(graph, 0, domains)),
-                             d.xu.reshape({1, n_in}).expand({domains, n_in}).reshape(lead(graph, 0, domains))};
+  state.shard_domains = shard;
+  state.bounds[0] = Interval{d.xl.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains)),
+                             d.xu.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains))};
   const bool inherit = !d.lower.empty();
   for (size_t j = 0; j < relus.size(); ++j) {
     const GraphRelu& r = relus[j];
@@ -187,7 +73,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     at::Tensor u = inherit ? d.upper[j].index_select(0, sel) : at::full({domains, r.size}, kInf, at::kDouble);
     l = at::where(s > 0, l.clamp_min(0), l);  // active: z >= 0
     u = at::where(s < 0, u.clamp_max(0), u);  // inactive: z <= 0
-    Interval lim{l.reshape(lead(graph, r.input, domains)), u.reshape(lead(graph, r.input, domains))};
+    Interval lim{l.reshape(lead_shape(graph, r.input, domains)), u.reshape(lead_shape(graph, r.input, domains))};
     // several ReLU nodes on one input: every limit applies
     state.limits[r.input] = limited(state, r.input, lim);
   }
@@ -206,7 +92,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   }
   // K rows c per domain, domain-major
   at::Tensor c_rows = c.to(at::kDouble).repeat({domains, 1});
-  APtr rows = DenseA::make(c_rows.reshape(lead(graph, graph.output_id(), domains * k)));
+  APtr rows = DenseA::make(c_rows.reshape(lead_shape(graph, graph.output_id(), domains * k)));
   std::map<int, APtr> rec{{0, nullptr}};
   for (const GraphRelu& r : relus) rec[r.node] = nullptr;
   state.record = &rec;
@@ -222,15 +108,21 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   }
   // split multipliers for the domains that are still open (and feasible)
   at::Tensor open = at::nonzero((out.lb.amax(1) <= 0).logical_and(out.infeasible.logical_not())).reshape({-1});
-  if (beta && open.numel() > 0) {
+  // with a shard, every rank optimises when some rank has open domains (the same steps):
+  // one with none steps a stand-in, domain 0, and keeps nothing of it
+  bool any_open = open.numel() > 0;
+  if (shard && beta) any_open = on_any_rank(*shard, any_open);
+  const bool stand_in = any_open && open.numel() == 0;
+  if (beta && any_open) {
+    if (stand_in) open = at::zeros({1}, at::kLong);
     BoundState sub = open.numel() == domains ? std::move(state) : select_domains(state, open);
     std::vector<at::Tensor> split;
     for (const at::Tensor& sp : d.split) split.push_back(sp.index_select(0, sel).index_select(0, open));
     APtr open_rows = DenseA::make(c.to(at::kDouble).repeat({open.numel(), 1}).reshape(
-        lead(graph, graph.output_id(), open.numel() * k)));
-    at::Tensor lb =
-        optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta, stop);
-    out.lb.index_copy_(0, open, lb);
+        lead_shape(graph, graph.output_id(), open.numel() * k)));
+    at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
+                                  stop, shard.get());
+    if (!stand_in) out.lb.index_copy_(0, open, lb);
   }
   // the constraints of an infeasible domain contradict each other: nothing to prove there
   at::Tensor bad = out.infeasible.view({domains, 1});
@@ -244,7 +136,10 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
 
 GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                                  const at::Tensor& c, const at::Tensor& rhs, const AlphaOptions* alpha,
-                                 const BetaOptions* beta, const std::function<bool()>& stop) {
+                                 const BetaOptions* beta, const std::function<bool()>& stop,
+                                 const std::shared_ptr<dist::Communicator>& shard) {
+  TESSERA_CHECK(!(alpha && shard && shard->size() > 1), InvalidInput,
+                "graph domains: alpha-CROWN over domains split across ranks is not supported");
   const int64_t batch = d.size(), k = c.size(0), n_in = graph.input_size();
   GraphBounded out;
   out.lb = at::full({batch, k}, -kInf, at::kDouble);
@@ -262,7 +157,18 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
   for (const auto& [reuse, members] : by_reuse) {
     if (stop && stop()) break;
     at::Tensor sel = at::tensor(members, at::kLong);
-    BatchBounds one = bound_batch(graph, relus, d, sel, reuse, c, rhs, alpha, beta, stop);
+    // with a shard, each rank bounds its block of the group and the blocks are gathered
+    ChildBlock block = child_block(shard.get(), sel.numel());
+    BatchBounds one = bound_batch(graph, relus, d, sel.slice(0, block.lo, block.hi), reuse, c, rhs, alpha, beta, stop,
+                                  block.split() ? shard : nullptr);
+    out.bounded_here += block.stand_in ? 0 : block.size();
+    if (block.split()) {
+      auto all = [&](const at::Tensor& t) { return gather_block(*shard, block, t); };
+      one.lb = all(one.lb), one.a_input = all(one.a_input);
+      one.infeasible = all(one.infeasible.to(at::kLong)) != 0;
+      for (size_t j = 0; j < relus.size(); ++j)
+        one.lower[j] = all(one.lower[j]), one.upper[j] = all(one.upper[j]), one.lambda[j] = all(one.lambda[j]);
+    }
     out.lb.index_copy_(0, sel, one.lb);
     out.a_input.index_copy_(0, sel, one.a_input);
     out.bounds.infeasible.index_copy_(0, sel, one.infeasible);
@@ -298,7 +204,7 @@ struct Scored {
 bool bound_and_choose(GraphBabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem& p,
                       Scored& s, const AlphaOptions* alpha) {
   s.g = bound_graph_domains(ctx.graph, relus, s.d, p.c, p.rhs, alpha, &ctx.options.beta,
-                            [&ctx] { return ctx.expired(); });
+                            [&ctx] { return ctx.expired(); }, ctx.state_comm);
   if (s.g.bounded < s.d.size()) return false;
   std::tie(s.rows, s.score) = best_rows(s.g.lb);
   if (ctx.options.bab.branching == ReluBranching::FSB)

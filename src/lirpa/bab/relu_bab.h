@@ -5,11 +5,8 @@
 
 #include <vector>
 
+#include "lirpa/bab/domain_blocks.h"
 #include "lirpa/verify/batch_crown.h"
-
-namespace tessera::dist {
-class Communicator;
-}
 
 namespace tessera::lirpa::detail {
 
@@ -39,29 +36,6 @@ std::pair<at::Tensor, at::Tensor> fsb_choice(const ReluNet& net, const DomainBat
 /// the next B inactive (-1). Every other per-domain tensor is duplicated by the caller.
 std::vector<at::Tensor> split_children(const std::vector<at::Tensor>& split, const at::Tensor& layer,
                                        const at::Tensor& neuron);
-
-/// The children [lo, hi) of a batch that this rank bounds under `--shard fsdp+state`.
-struct ChildBlock {
-  int64_t lo = 0, hi = 0;
-  std::vector<int64_t> counts;  ///< children per rank; empty: not split (every rank bounds all)
-  /// This rank's share is empty (fewer children than ranks): it bounds a copy of the last
-  /// child only to make the same collectives (weight gathers) as the others, and keeps none.
-  bool stand_in = false;
-  bool split() const { return !counts.empty(); }
-  int64_t size() const { return hi - lo; }
-};
-
-/// Contiguous balanced blocks of `children` over the ranks of `comm` (rank r: counts[r]
-/// children from sum_{q<r} counts[q]); not split without a communicator or with one rank.
-ChildBlock child_block(const dist::Communicator* comm, int64_t children);
-
-/// Every rank's rows of `t` (its block) concatenated in rank order: the whole batch in the
-/// single-process order. `t` itself when the batch is not split or `t` is undefined (a
-/// collective otherwise: every rank calls it with the same sequence of tensors).
-at::Tensor gather_block(dist::Communicator& comm, const ChildBlock& block, const at::Tensor& t);
-
-/// Whether `local` holds on every rank that has children (a collective).
-bool on_every_rank(dist::Communicator& comm, const ChildBlock& block, bool local);
 
 /// Per hidden layer: whether any domain has a split constraint there.
 std::vector<bool> layers_with_splits(const std::vector<at::Tensor>& split);

@@ -164,7 +164,7 @@ bool run_graph_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc
   run.bab_kind = "bab-relu-graph";
   detail::GraphBabContext ctx{run.graph, run.options, run.clock,
                               [&](const at::Tensor& x) { return run.confirm(x, "bab-relu-graph"); }, run.progress,
-                              "bab-relu-graph", {}, &intermediate};
+                              "bab-relu-graph", {}, &intermediate, run.state_comm};
   detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}),
                              oc.c.to(at::kDouble), oc.rhs.to(at::kDouble)};
   return bab_outcome(run, detail::graph_relu_split_bab(ctx, problem), ctx.phase, undecided);

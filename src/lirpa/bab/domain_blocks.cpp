@@ -1,12 +1,8 @@
-// Sharded optimisation state for ReLU-splitting branch and bound (`--shard fsdp+state`):
-// the 2n children of a batch, in the single-process order (n active children, then n
-// inactive), are cut into contiguous blocks, one per rank. Each rank bounds only its block
-// (intermediate bounds, alpha/beta optimisation, branching choice), so the batch working set
-// (A matrices, slopes, multipliers, autograd tape) is ~1/P per rank; the per-child results
-// are then all-gathered in rank order, which is the single-process order again.
+// Domain blocks across ranks: see domain_blocks.h.
 
 #include <ATen/ATen.h>
 
+#include "lirpa/bab/domain_blocks.h"
 #include "lirpa/bab/relu_bab.h"
 #include "tessera/dist/communicator.h"
 
@@ -36,6 +32,12 @@ bool on_every_rank(dist::Communicator& comm, const ChildBlock& block, bool local
   if (block.stand_in) local = true;  // only the real children count
   at::Tensor t = at::full({1}, local ? 1 : 0, at::kLong);
   comm.all_reduce(t, dist::ReduceOp::Min);  // logical and
+  return t.item<int64_t>() == 1;
+}
+
+bool on_any_rank(dist::Communicator& comm, bool local) {
+  at::Tensor t = at::full({1}, local ? 1 : 0, at::kLong);
+  comm.all_reduce(t, dist::ReduceOp::Max);  // logical or
   return t.item<int64_t>() == 1;
 }
 

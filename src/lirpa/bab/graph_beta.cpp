@@ -1,0 +1,138 @@
+// beta-CROWN on the final rows of graph domains: see graph_beta.h.
+
+#include "lirpa/bab/graph_beta.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <map>
+#include <optional>
+
+#include "lirpa/bab/domain_blocks.h"
+
+namespace tessera::lirpa::detail {
+
+std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n) {
+  std::vector<int64_t> s{n};
+  s.insert(s.end(), graph.node(id).shape.begin(), graph.node(id).shape.end());
+  return s;
+}
+
+BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
+  BoundState out(state.bounds.size());
+  auto pick = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
+    if (!b) return std::nullopt;
+    return Interval{b->lower.index_select(0, keep), b->upper.index_select(0, keep)};
+  };
+  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = pick(state.bounds[i]);
+  out.limits.resize(state.limits.size());
+  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = pick(state.limits[i]);
+  return out;
+}
+
+// beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
+// rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
+// multipliers and the final rows' slopes (alpha, from CROWN's, one set per row), at least
+// `lb`. Each domain's multipliers and slopes are its own rows; a domain leaves the
+// optimisation once verified (some row positive), and all of them when `stop` says so (the
+// best bounds so far are sound: every slope in [0, 1] and every beta >= 0 is).
+at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
+                         const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
+                         const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard) {
+  at::AutoGradMode grad(true);
+  const int64_t k = lb.size(1);
+  at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
+  for (size_t j = 0; j < relus.size(); ++j) has[j] = (split[j] != 0).any();
+  if (shard) has = any_rank(*shard, has);  // on some rank's domains: every rank the same rows
+  std::vector<size_t> with;
+  for (size_t j = 0; j < relus.size(); ++j)
+    if (has[j].item<bool>()) with.push_back(j);
+  if (with.empty()) return lb;
+  std::vector<at::Tensor> beta, sign;
+  std::vector<AdamSlot> slots;
+  for (size_t j : with) {
+    beta.push_back(at::zeros({rows->rows(), relus[j].size}, at::kDouble));
+    // [S, n_j]: +1 z >= 0, -1 z <= 0, 0 free, the split of each row's domain
+    sign.push_back(per_row(split[j].to(at::kDouble), rows->rows()).contiguous());
+    slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
+  }
+  // slopes of the final rows: (output, ReLU node) -> [S, *shape], CROWN's to start
+  std::map<std::pair<int, int>, at::Tensor> alpha;
+  std::map<std::pair<int, int>, AdamSlot> alpha_slots;
+  for (const GraphRelu& r : relus) {
+    const Node& node = graph.node(r.node);
+    if (!node.op->has_alpha()) continue;
+    at::Tensor init = node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble);  // [D, *shape]
+    std::pair<int, int> key{graph.output_id(), r.node};
+    alpha[key] = per_row(init, rows->rows()).contiguous();
+    alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
+  }
+  AlphaOptions adam;  // Adam's moment decays
+  double lr = o.lr_beta, lr_alpha = o.lr_alpha;
+  at::Tensor best = lb.clone();
+  at::Tensor alive = at::arange(lb.size(0), at::kLong);  // the domains still optimised
+  BoundState* st = &state;
+  std::optional<BoundState> shrunk;
+  APtr live_rows = rows;
+  std::map<int, at::Tensor> extra;
+  for (int it = 1; it <= o.iterations; ++it) {
+    if (stop && stop()) break;
+    const int64_t s = live_rows->rows();
+    extra.clear();
+    std::vector<at::Tensor> params;
+    for (size_t i = 0; i < with.size(); ++i) {
+      at::Tensor bt = beta[i].detach().requires_grad_(true);
+      params.push_back(bt);
+      const GraphRelu& r = relus[with[i]];
+      at::Tensor rows_z = (-bt * sign[i]).reshape(lead_shape(graph, r.input, s));  // -beta s z: <= 0 on the domain
+      auto e = extra.find(r.input);
+      extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
+    }
+    st->alpha.clear();
+    for (auto& [key, t] : alpha) {
+      st->alpha[key] = t.detach().requires_grad_(true);
+      params.push_back(st->alpha[key]);
+    }
+    st->extra_rows = &extra;
+    at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, true).reshape({alive.numel(), k}) - rhs;
+    st->extra_rows = nullptr;
+    st->alpha.clear();
+    at::Tensor now = at::max(best.index_select(0, alive), cur.detach());
+    best.index_copy_(0, alive, now);
+    at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
+    // some row positive in every domain (of every rank): all verified
+    if (shard ? !on_any_rank(*shard, open.numel() > 0) : open.numel() == 0) break;
+    auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
+    for (size_t i = 0; i < with.size(); ++i)
+      if (grads[i].defined()) adam_step(beta[i], grads[i], slots[i], adam, lr, it, INFINITY);
+    size_t g = with.size();
+    for (auto& [key, t] : alpha) {
+      if (grads[g].defined()) adam_step(t, grads[g], alpha_slots[key], adam, lr_alpha, it);  // slopes in [0, 1]
+      ++g;
+    }
+    lr *= o.lr_decay;
+    lr_alpha *= o.lr_decay;
+    // the verified domains leave: their rows, state and multipliers (a rank whose domains
+    // are all verified keeps stepping them while the others' are not, in step with them)
+    if (open.numel() > 0 && open.numel() < alive.numel()) {
+      at::Tensor keep_rows = (open.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1});
+      for (size_t i = 0; i < with.size(); ++i) {
+        beta[i] = beta[i].index_select(0, keep_rows);
+        sign[i] = sign[i].index_select(0, keep_rows);
+        slots[i] = {slots[i].m.index_select(0, keep_rows), slots[i].v.index_select(0, keep_rows)};
+      }
+      for (auto& [key, t] : alpha) {
+        t = t.index_select(0, keep_rows);
+        AdamSlot& sl = alpha_slots[key];
+        sl = {sl.m.index_select(0, keep_rows), sl.v.index_select(0, keep_rows)};
+      }
+      live_rows = DenseA::make(live_rows->dense(at::kDouble).index_select(0, keep_rows));
+      shrunk.emplace(select_domains(*st, open));
+      st = &*shrunk;
+      alive = alive.index_select(0, open);
+    }
+  }
+  return best;
+}
+
+}  // namespace tessera::lirpa::detail

@@ -1,0 +1,30 @@
+#pragma once
+// beta-CROWN on the final rows of graph branch-and-bound domains (graph_relu_split.cpp's
+// bounding step): split multipliers optimised with the final rows' slopes.
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <vector>
+
+#include "lirpa/bab/graph_bab.h"
+#include "lirpa/propagation.h"
+
+namespace tessera::lirpa::detail {
+
+/// `[n, *shape of node id]`: n rows (or domains) over node `id`.
+std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n);
+
+/// The state restricted to the domains `keep` (their bounds and limits).
+BoundState select_domains(const BoundState& state, const at::Tensor& keep);
+
+/// The best lower bounds [D, K] of c y - rhs over the split multipliers and the final rows'
+/// slopes of D domains (intermediate bounds fixed in `state`; `rows`: K rows per domain,
+/// domain-major), at least `lb`. With `shard` (each rank its own domains), the ReLU nodes
+/// with splits and the end of the optimisation are agreed between the ranks, so each takes
+/// the same steps (collectives) as the others.
+at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
+                         const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
+                         const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard);
+
+}  // namespace tessera::lirpa::detail
