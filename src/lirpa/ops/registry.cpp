@@ -60,6 +60,12 @@ const OpRegistry& default_registry() {
     register_relu(r);
     register_sigmoid(r);
     register_tanh(r);
+    register_exp(r);
+    register_reciprocal(r);
+    register_sqrt(r);
+    register_pow(r);
+    register_erf(r);
+    register_reduce(r);
     register_reshape(r);
     register_transpose(r);
     register_concat(r);
