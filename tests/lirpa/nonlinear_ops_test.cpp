@@ -1,4 +1,4 @@
-// The element-wise non-linear operators (Exp, Reciprocal, Sqrt, Pow 2, Erf) and the
+// The element-wise non-linear operators (Exp, Reciprocal, Sqrt, Pow 2, Erf, Gelu) and the
 // reductions (ReduceSum, ReduceMean): IBP, CROWN and alpha-CROWN bounds contain 10^4 sampled
 // outputs on random boxes (narrow, wide, at the domain's edge), in small graphs that put each
 // operator behind and before dense layers; extreme inputs give infinite bounds, never NaN.
@@ -50,14 +50,24 @@ std::pair<at::Tensor, at::Tensor> box(int64_t n, double r, double spread = 1.0, 
   return {c - r, c + r};
 }
 
-TEST(LirpaNonlinearOps, ExpPowErfOnRandomBoxes) {
+TEST(LirpaNonlinearOps, ExpPowErfGeluOnRandomBoxes) {
   at::manual_seed(11);
-  for (const char* op : {"Exp", "Pow", "Erf"}) {
+  for (const char* op : {"Exp", "Pow", "Erf", "Gelu"}) {
     for (double r : {0.01, 0.5, 2.0}) {
       auto [lo, hi] = box(4, r);
       expect_sound(op_on_input(op), lo, hi, 10000);
       expect_sound(op_between_layers(op), lo, hi, 10000);
     }
+  }
+}
+
+TEST(LirpaNonlinearOps, GeluOnWideAndShiftedBoxes) {
+  // boxes across every curvature piece, around the minimum x_min ~ -0.75, and far out
+  at::manual_seed(18);
+  Graph g = op_on_input("Gelu");
+  for (auto [r, shift] : {std::pair{0.2, -0.75}, {1.5, -1.4}, {3.0, 0.0}, {50.0, 0.0}, {0.5, 12.0}, {0.5, -12.0}}) {
+    auto [lo, hi] = box(4, r, 0.1, shift);
+    expect_sound(g, lo, hi, 10000);
   }
 }
 

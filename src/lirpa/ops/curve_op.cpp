@@ -76,16 +76,19 @@ Backward CurveOp::backward(const OpEnv& env, const APtr& a, const BackwardContex
     l = per_row(l, ctx.alpha.size(0));
     u = per_row(u, ctx.alpha.size(0));
   }
-  CurveRelaxation r = relax(l, u, ctx.alpha);
-  Backward out = relaxed_backward(a, r.lines, env.dtype);
+  return relaxed_backward_unbounded(a, relax(l, u, ctx.alpha), env.dtype);
+}
+
+Backward relaxed_backward_unbounded(const APtr& a, const CurveRelaxation& r, at::ScalarType dtype) {
+  Backward out = relaxed_backward(a, r.lines, dtype);
   const bool lower_inf = r.lower_unbounded.any().item<bool>(), upper_inf = r.upper_unbounded.any().item<bool>();
   if (!lower_inf && !upper_inf) return out;
   // A row reading an unbounded line (A+ on an unbounded-below position, A- on an
   // unbounded-above one) has no finite lower bound: its bias becomes -inf.
   at::Tensor zero = at::zeros_like(r.lines.lower_d);
   at::Tensor hit = at::zeros({a->rows()}, at::TensorOptions().dtype(at::kBool));
-  if (upper_inf) hit = hit.logical_or(a->relax({zero, {}, zero, r.upper_unbounded.to(env.dtype)}, env.dtype).bias < 0);
-  if (lower_inf) hit = hit.logical_or(a->relax({zero, r.lower_unbounded.to(env.dtype), zero, {}}, env.dtype).bias > 0);
+  if (upper_inf) hit = hit.logical_or(a->relax({zero, {}, zero, r.upper_unbounded.to(dtype)}, dtype).bias < 0);
+  if (lower_inf) hit = hit.logical_or(a->relax({zero, r.lower_unbounded.to(dtype), zero, {}}, dtype).bias > 0);
   out.bias = at::where(hit, at::full_like(out.bias, -std::numeric_limits<double>::infinity()), out.bias);
   return out;
 }

@@ -23,6 +23,10 @@ struct CurveRelaxation {
   at::Tensor lower_unbounded, upper_unbounded;  ///< bool, shaped like the lines
 };
 
+/// The backward step of `lines` where the rows reading an unbounded side (A+ on a position
+/// unbounded below, A- on one unbounded above) get bias -inf: relaxed_backward otherwise.
+Backward relaxed_backward_unbounded(const APtr& a, const CurveRelaxation& r, at::ScalarType dtype);
+
 class CurveOp : public BoundOp {
  public:
   bool needs_input_bounds() const override { return true; }

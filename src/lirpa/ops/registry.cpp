@@ -66,6 +66,7 @@ const OpRegistry& default_registry() {
     register_pow(r);
     register_erf(r);
     register_reduce(r);
+    register_gelu(r);
     register_reshape(r);
     register_transpose(r);
     register_concat(r);

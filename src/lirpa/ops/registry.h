@@ -88,6 +88,7 @@ void register_sqrt(OpRegistry& r);
 void register_pow(OpRegistry& r);
 void register_erf(OpRegistry& r);
 void register_reduce(OpRegistry& r);
+void register_gelu(OpRegistry& r);
 void register_reshape(OpRegistry& r);
 void register_transpose(OpRegistry& r);
 void register_concat(OpRegistry& r);
