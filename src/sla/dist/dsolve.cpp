@@ -18,9 +18,7 @@
 #include "sla/dist/distributed_space.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/solve.h"
-#if TESSERA_WITH_MUMPS
 #include "sla/backends/mumps/dist_mumps.h"
-#endif
 
 namespace tessera::sla {
 namespace {
@@ -123,13 +121,12 @@ void record_solve(const DSparseTensor& a, const at::Tensor& b, at::Tensor& x, Tr
   torch::autograd::set_history(x, node);
 }
 
-// x = A^{-1} b by MUMPS's LU of the distributed A (collective), factors kept for the adjoint.
-std::pair<at::Tensor, SolveInfo> mumps_solve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
-  TESSERA_CHECK(options.method == Method::Auto || options.method == Method::LU, Unsupported,
-                "backend 'mumps' factorises with LU; method ", to_string(options.method), " is not available with it");
-#if TESSERA_WITH_MUMPS
+// Solves with A or A^T from MUMPS's LU of the distributed A (factorised here, collective;
+// NotCompiled without MUMPS); the factors live as long as the returned function.
+using FactorSolve = std::function<at::Tensor(const at::Tensor& rhs, bool transpose, SolveInfo& info)>;
+FactorSolve mumps_solver(const DSparseTensor& a) {
   std::shared_ptr<detail::DistDirectFactorization> lu = detail::factorize_distributed_mumps(a);  // collective
-  auto solve_with = [a, lu](const at::Tensor& rhs, bool transpose, SolveInfo& info) {
+  return [a, lu](const at::Tensor& rhs, bool transpose, SolveInfo& info) {
     at::NoGradGuard no_grad;
     at::Tensor x = lu->solve(rhs, transpose);  // A x = rhs (or A^T x = rhs) from the same factors
     info = SolveInfo{};
@@ -139,20 +136,11 @@ std::pair<at::Tensor, SolveInfo> mumps_solve(const DSparseTensor& a, const at::T
     info.residual = relative_residual(a, x, rhs, transpose);
     return x;
   };
-  SolveInfo info;
-  at::Tensor x = solve_with(b.detach(), /*transpose=*/false, info);
-  record_solve(a, b, x, [solve_with](const at::Tensor& g, SolveInfo& adjoint_info) {
-    return solve_with(g, /*transpose=*/true, adjoint_info);
-  });
-  return {x, info};
-#else
-  TESSERA_THROW(NotCompiled, "backend 'mumps' needs MUMPS, which is not compiled into this build");
-#endif
 }
 
-}  // namespace
-
-std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
+// Checks b and the backend; returns the options of the native Krylov path (method Auto
+// resolved to CG) — unused when the backend is MUMPS.
+SolveOptions checked_options(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
   TESSERA_CHECK(options.backend == Backend::Auto || options.backend == Backend::Native ||
                     options.backend == Backend::Mumps,
                 Unsupported, "distributed solves use the native Krylov methods or MUMPS; backend '",
@@ -162,20 +150,54 @@ std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor
                 ", k] on rank ", a.comm()->rank());
   TESSERA_CHECK(b.scalar_type() == a.values().scalar_type(), InvalidInput, "dsolve: b has dtype ",
                 b.scalar_type(), " but A has ", a.values().scalar_type());
-  if (options.backend == Backend::Mumps) return mumps_solve(a, b, options);
   SolveOptions resolved = options;
+  if (options.backend == Backend::Mumps) {
+    TESSERA_CHECK(options.method == Method::Auto || options.method == Method::LU, Unsupported,
+                  "backend 'mumps' factorises with LU; method ", to_string(options.method), " is not available with it");
+    return resolved;
+  }
   resolved.backend = Backend::Native;
   if (resolved.method == Method::Auto) resolved.method = Method::CG;
   TESSERA_CHECK(resolved.method == Method::CG || resolved.method == Method::BiCGStab ||
                     resolved.method == Method::GMRES || resolved.method == Method::MINRES,
                 Unsupported, "distributed solve: method ", to_string(resolved.method),
                 " is not a Krylov method (use cg, bicgstab, gmres or minres)");
+  return resolved;
+}
+
+}  // namespace
+
+std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
+  const SolveOptions resolved = checked_options(a, b, options);
+  if (options.backend == Backend::Mumps) {
+    FactorSolve solve_with = mumps_solver(a);
+    SolveInfo info;
+    at::Tensor x = solve_with(b.detach(), /*transpose=*/false, info);
+    record_solve(a, b, x, [solve_with](const at::Tensor& g, SolveInfo& adjoint_info) {
+      return solve_with(g, /*transpose=*/true, adjoint_info);   // the adjoint reuses the factors
+    });
+    return {x, info};
+  }
   std::shared_ptr<detail::DistPreconditioner> pc = detail::DistPreconditioner::build(a, resolved);  // collective
   SolveInfo info;
   at::Tensor x = solve_columns(a, b.detach(), resolved, pc.get(), /*transpose=*/false, info);
   record_solve(a, b, x, [a, resolved, pc](const at::Tensor& g, SolveInfo& adjoint_info) {
     return solve_columns(a, g, resolved, pc.get(), /*transpose=*/true, adjoint_info);
   });
+  return {x, info};
+}
+
+std::pair<at::Tensor, SolveInfo> dsolve_transposed(const DSparseTensor& a, const at::Tensor& b,
+                                                   const SolveOptions& options) {
+  const SolveOptions resolved = checked_options(a, b, options);
+  at::NoGradGuard no_grad;
+  SolveInfo info;
+  if (options.backend == Backend::Mumps) {
+    at::Tensor x = mumps_solver(a)(b.detach(), /*transpose=*/true, info);
+    return {x, info};
+  }
+  std::shared_ptr<detail::DistPreconditioner> pc = detail::DistPreconditioner::build(a, resolved);  // collective
+  at::Tensor x = solve_columns(a, b.detach(), resolved, pc.get(), /*transpose=*/true, info);
   return {x, info};
 }
 

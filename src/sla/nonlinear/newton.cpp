@@ -12,8 +12,6 @@
 namespace tessera::sla::detail {
 namespace {
 
-double norm2(const at::Tensor& v) { return v.norm().item<double>(); }
-
 /// A failed inner solve ends the iteration with its status.
 bool linear_failed(const SolveInfo& lin, NonlinearInfo& info) {
   info.linear_iterations += lin.iterations;
@@ -31,13 +29,13 @@ at::Tensor newton(ResidualProblem& problem, const at::Tensor& u0, NonlinearInfo&
   const NonlinearOptions& o = problem.options;
   at::Tensor u = u0.detach().clone();
   at::Tensor f = problem.eval(u);
-  double fn = norm2(f);
+  double fn = problem.norm(f);
   const double tol = std::max(o.rtol * fn, o.atol);   // ||F|| <= max(rtol ||F(u0)||, atol)
   info.status = SolveStatus::NotConverged;
   for (info.iterations = 0; info.iterations < o.maxiter && !(fn <= tol); ++info.iterations) {
-    JacobianSolver jac(problem, u);
+    auto jac = problem.jacobian_solver(u);
     SolveInfo lin;
-    at::Tensor delta = jac.solve(-f, false, lin);     // J δ = -F
+    at::Tensor delta = jac->solve(-f, false, lin);    // J δ = -F
     if (linear_failed(lin, info)) break;
     double t = 1.0;
     at::Tensor u_try, f_try;
@@ -45,7 +43,7 @@ at::Tensor newton(ResidualProblem& problem, const at::Tensor& u0, NonlinearInfo&
     while (true) {
       u_try = u + t * delta;                          // u + t δ
       f_try = problem.eval(u_try);
-      fn_try = norm2(f_try);
+      fn_try = problem.norm(f_try);
       if (!o.line_search || fn_try <= (1.0 - 1e-4 * t) * fn) break;   // Armijo on ||F||
       t *= 0.5;
       if (t < 1e-8) break;
@@ -72,15 +70,15 @@ at::Tensor newton(ResidualProblem& problem, const at::Tensor& u0, NonlinearInfo&
 at::Tensor anderson(ResidualProblem& problem, const at::Tensor& u0, NonlinearInfo& info) {
   const NonlinearOptions& o = problem.options;
   at::Tensor u = u0.detach().clone();
-  JacobianSolver jac(problem, u);                     // J(u0), once
+  auto jac = problem.jacobian_solver(u);              // J(u0), once
   at::Tensor f = problem.eval(u);
-  double fn = norm2(f);
+  double fn = problem.norm(f);
   const double tol = std::max(o.rtol * fn, o.atol);
   std::deque<at::Tensor> step_hist, g_hist;           // f_k = g(u_k) - u_k and g(u_k)
   info.status = SolveStatus::NotConverged;
   for (info.iterations = 0; info.iterations < o.maxiter && !(fn <= tol); ++info.iterations) {
     SolveInfo lin;
-    at::Tensor step = jac.solve(-f, false, lin);      // f_k = -J0^{-1} F(u_k)
+    at::Tensor step = jac->solve(-f, false, lin);     // f_k = -J0^{-1} F(u_k)
     if (linear_failed(lin, info)) break;
     at::Tensor g = u + step;                          // g(u_k)
     at::Tensor next = g;
@@ -105,7 +103,7 @@ at::Tensor anderson(ResidualProblem& problem, const at::Tensor& u0, NonlinearInf
     }
     u = next;
     f = problem.eval(u);
-    fn = norm2(f);
+    fn = problem.norm(f);
   }
   if (fn <= tol) {
     info.status = SolveStatus::Converged;

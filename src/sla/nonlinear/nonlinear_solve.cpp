@@ -34,9 +34,9 @@ struct NonlinearFunction : public torch::autograd::Function<NonlinearFunction> {
     const int64_t count = ctx->saved_data["count"].toInt();
     const at::Tensor u = ctx->get_saved_variables()[0];
     torch::autograd::variable_list out(count + 2);
-    detail::JacobianSolver jac(*problem, u);          // J at the solution
+    auto jac = problem->jacobian_solver(u);           // J at the solution
     SolveInfo adjoint;
-    at::Tensor lambda = jac.solve(grads[0].to(u.scalar_type()), /*transpose=*/true, adjoint);   // J^T λ = dL/du
+    at::Tensor lambda = jac->solve(grads[0].to(u.scalar_type()), /*transpose=*/true, adjoint);   // J^T λ = dL/du
     if (adjoint.status != SolveStatus::Converged) {
       TORCH_WARN("tessera::sla::nonlinear_solve backward: the adjoint solve J^T λ = g ended '",
                  to_string(adjoint.status), "' (relative residual ", adjoint.residual, "); gradients are inaccurate");
@@ -62,6 +62,15 @@ struct NonlinearFunction : public torch::autograd::Function<NonlinearFunction> {
 
 }  // namespace
 
+namespace detail {
+
+at::Tensor implicit_solution(const std::vector<at::Tensor>& params, const at::Tensor& u_star,
+                             const std::shared_ptr<ResidualProblem>& problem) {
+  return NonlinearFunction::apply(at::TensorList(params), u_star, problem);
+}
+
+}  // namespace detail
+
 std::pair<at::Tensor, NonlinearInfo> nonlinear_solve(const ResidualFn& residual, const at::Tensor& u0,
                                                       const std::vector<at::Tensor>& params,
                                                       const NonlinearOptions& options) {
@@ -81,7 +90,7 @@ std::pair<at::Tensor, NonlinearInfo> nonlinear_solve(const ResidualFn& residual,
   at::Tensor u = options.anderson ? detail::anderson(*problem, u0, info) : detail::newton(*problem, u0, info);
   info.residual_evaluations = problem->evaluations;
   info.colors = problem->colors;
-  at::Tensor out = NonlinearFunction::apply(at::TensorList(params), u, problem);
+  at::Tensor out = detail::implicit_solution(params, u, problem);
   return {out, info};
 }
 

@@ -11,6 +11,15 @@
 
 namespace tessera::sla::detail {
 
+double ResidualProblem::norm(const at::Tensor& v) const {
+  return global_norm ? global_norm(v) : v.norm().item<double>();
+}
+
+std::unique_ptr<JacobianSolve> ResidualProblem::jacobian_solver(const at::Tensor& u) {
+  if (make_solver) return make_solver(*this, u);
+  return std::make_unique<JacobianSolver>(*this, u);
+}
+
 at::Tensor ResidualProblem::eval(const at::Tensor& u) {
   at::NoGradGuard no_grad;
   ++evaluations;

@@ -44,6 +44,11 @@ namespace tessera::sla {
 std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b,
                                         const SolveOptions& options = {});
 
+/// x = A^{-T} b with the same methods, preconditioners and MUMPS factors as dsolve; records
+/// no graph (the adjoint solve on its own, e.g. for implicit gradients). Collective.
+std::pair<at::Tensor, SolveInfo> dsolve_transposed(const DSparseTensor& a, const at::Tensor& b,
+                                                   const SolveOptions& options = {});
+
 /// Builds options.preconditioner (BlockJacobi or BoomerAMG) for `a` alone, as dsolve does,
 /// to see what its set-up costs (collective; seconds is the slowest rank's).
 PreconditionerSetup dsetup_preconditioner(const DSparseTensor& a, const SolveOptions& options);
