@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "lirpa/io/onnx_tensor.h"
+#include "lirpa/ops/index_ops.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 
@@ -35,28 +36,14 @@ at::Tensor fold_reshape(const OnnxNode& n, const at::Tensor& x) {
   return x.reshape(s);
 }
 
-at::Tensor fold_slice(const OnnxNode& n, const at::Tensor& x) {
-  auto starts = as_ints(n.inputs.at(1).value), ends = as_ints(n.inputs.at(2).value);
-  std::vector<int64_t> axes, steps(starts.size(), 1);
-  if (n.inputs.size() > 3) axes = as_ints(n.inputs[3].value);
-  else for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (n.inputs.size() > 4) steps = as_ints(n.inputs[4].value);
-  at::Tensor y = x;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t ax = norm_axis(axes[i], x.dim()), len = x.size(ax);
-    TESSERA_CHECK(steps[i] > 0, Unsupported, "Slice node '", n.name, "': negative steps are not supported");
-    int64_t s = starts[i] < 0 ? starts[i] + len : std::min(starts[i], len);
-    int64_t e = ends[i] < 0 ? ends[i] + len : std::min(ends[i], len);
-    y = y.slice(ax, std::max<int64_t>(s, 0), std::max<int64_t>(e, 0), steps[i]);
-  }
-  return y;
-}
-
 }  // namespace
 
 at::Tensor fold_constant(const OnnxNode& n) {
   const std::string& op = n.op_type;
-  auto in = [&](size_t i) { return n.inputs.at(i).value; };
+  auto in = [&](size_t i) {
+    TESSERA_CHECK(i < n.inputs.size(), ParseError, op, " node '", n.name, "': input ", i, " is missing");
+    return n.inputs[i].value;
+  };
   if (op == "Identity" || op == "Dropout") return in(0);
   if (op == "Cast") return cast(in(0), n.attr_int("to", onnx::TensorProto::FLOAT));
   if (op == "Shape") return at::tensor(in(0).sizes().vec(), at::kLong);
@@ -87,17 +74,20 @@ at::Tensor fold_constant(const OnnxNode& n) {
     for (const auto& i : n.inputs) parts.push_back(i.value);
     return at::cat(parts, norm_axis(n.attr_int("axis", 0), parts.at(0).dim()));
   }
-  if (op == "Gather") {
-    int64_t ax = norm_axis(n.attr_int("axis", 0), in(0).dim());
-    at::Tensor idx = in(1).to(at::kLong);
-    idx = at::where(idx < 0, idx + in(0).size(ax), idx);
-    return at::index_select(in(0), ax, idx.reshape({-1})).reshape([&] {
-      auto s = in(0).sizes().vec();
-      std::vector<int64_t> out(s.begin(), s.begin() + ax);
-      for (int64_t d : idx.sizes()) out.push_back(d);
-      out.insert(out.end(), s.begin() + ax + 1, s.end());
-      return out;
-    }());
+  if (op == "Gather") return apply_gather(in(0), norm_axis(n.attr_int("axis", 0), in(0).dim()), in(1), 0);
+  if (op == "Expand") {  // numpy broadcast of x against the shape
+    std::vector<int64_t> shape = as_ints(in(1));
+    const at::Tensor x = in(0);
+    std::vector<int64_t> xs(shape.size() > static_cast<size_t>(x.dim()) ? shape.size() - x.dim() : 0, 1);
+    for (int64_t d : x.sizes()) xs.push_back(d);
+    std::vector<int64_t> out(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const int64_t want = i + shape.size() >= xs.size() ? shape[i + shape.size() - xs.size()] : 1;
+      TESSERA_CHECK(xs[i] == want || xs[i] == 1 || want == 1, ParseError, "Expand node '", n.name,
+                    "': cannot broadcast dimension ", xs[i], " to ", want);
+      out[i] = std::max(xs[i], want);
+    }
+    return x.reshape(xs).expand(out).contiguous();
   }
   if (op == "Add") return in(0) + in(1);
   if (op == "Sub") return in(0) - in(1);
@@ -114,7 +104,7 @@ at::Tensor fold_constant(const OnnxNode& n) {
     if (perm.empty()) for (int64_t i = in(0).dim() - 1; i >= 0; --i) perm.push_back(i);
     return in(0).permute(perm).contiguous();
   }
-  if (op == "Slice") return fold_slice(n, in(0));
+  if (op == "Slice") return apply_slice(in(0), slice_ranges(n, in(0).sizes().vec()), 0).contiguous();
   if (op == "ConstantOfShape") {
     auto it = n.attrs.find("value");
     at::Tensor v = it != n.attrs.end() && it->second.t.defined() ? it->second.t.reshape({-1}) : at::zeros({1}, at::kFloat);

@@ -39,12 +39,13 @@ std::vector<int64_t> input_dims(const onnx::ValueInfoProto& v) {
   return dims;
 }
 
-OnnxNode make_view(const onnx::NodeProto& p, const std::string& name, const Graph& g, LoadState& s,
+OnnxNode make_view(const onnx::NodeProto& p, const std::string& name, Graph& g, LoadState& s,
                    const std::string& source) {
   OnnxNode n;
   n.op_type = p.op_type();
   n.name = name;
   n.params = &g.params();
+  n.graph = &g;
   for (const auto& a : p.attribute()) n.attrs[a.name()] = attr_from_proto(a, source + ": node '" + name + "'");
   for (const auto& in : p.input()) {
     if (in.empty()) continue;  // an omitted optional input

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include "lirpa/ops/bilinear.h"
+#include "lirpa/ops/composite.h"
 #include "lirpa/ops/op_util.h"
 #include "lirpa/ops/registry.h"
 #include "tessera/core/error.h"
@@ -65,10 +67,11 @@ const NodeInput& variable(const OnnxNode& n) {
 }
 
 BuiltOp build_mul_div(const OnnxNode& n) {
-  TESSERA_CHECK(n.inputs.size() == 2 && n.variable_count() == 1, Unsupported, n.op_type, " node '",
+  TESSERA_CHECK(n.inputs.size() == 2, ParseError, n.op_type, " node '", n.name, "' needs two inputs");
+  if (n.op_type == "Mul" && n.variable_count() == 2) return build_bilinear_mul(n);
+  if (n.op_type == "Div" && !n.inputs[1].is_const()) return build_variable_div(n);  // x * (1 / y)
+  TESSERA_CHECK(n.variable_count() == 1, Unsupported, n.op_type, " node '",
                 n.name, "': only multiplication or division by a constant is supported");
-  TESSERA_CHECK(n.op_type == "Mul" || n.inputs[1].is_const(), Unsupported, "Div node '", n.name,
-                "': division by a variable is not supported");
   const NodeInput& x = variable(n);
   at::Tensor c = (x.node == n.inputs[0].node ? n.inputs[1] : n.inputs[0]).value.to(at::kDouble);
   if (n.op_type == "Div") c = 1.0 / c;  // x / c = x * (1/c)

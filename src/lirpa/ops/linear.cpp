@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include "lirpa/ops/bilinear.h"
 #include "lirpa/ops/op_util.h"
 #include "lirpa/ops/registry.h"
 #include "tessera/core/error.h"
@@ -187,8 +188,8 @@ BuiltOp build_gemm(const OnnxNode& n) {
 }
 
 BuiltOp build_matmul(const OnnxNode& n) {
-  TESSERA_CHECK(n.inputs.size() == 2 && n.variable_count() == 1, Unsupported, "MatMul node '", n.name,
-                "': exactly one operand must be a constant");
+  TESSERA_CHECK(n.inputs.size() == 2, ParseError, "MatMul node '", n.name, "' needs two inputs");
+  if (n.variable_count() == 2) return build_bilinear_matmul(n);
   if (n.inputs[1].is_const()) {
     TESSERA_CHECK(n.inputs[1].value.dim() == 2, Unsupported, "MatMul node '", n.name,
                   "': the constant must be a matrix");

@@ -74,6 +74,9 @@ const OpRegistry& default_registry() {
     register_avg_pool(r);
     register_max_pool(r);
     register_identity(r);
+    register_slice(r);
+    register_gather(r);
+    register_softmax(r);
     return r;
   }();
   return registry;

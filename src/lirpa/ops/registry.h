@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/lirpa/bound_op.h"
+#include "tessera/lirpa/graph.h"
 #include "tessera/lirpa/param_store.h"
 
 namespace tessera::lirpa::detail {
@@ -42,6 +43,9 @@ struct OnnxNode {
   std::vector<NodeInput> inputs;
   std::map<std::string, AttrValue> attrs;
   ParamStore* params = nullptr;
+  /// The graph being built: operators composed of several nodes (Softmax) add their inner
+  /// nodes to it (composite.h) before the factory returns the last one.
+  Graph* graph = nullptr;
 
   bool has(const std::string& a) const { return attrs.count(a) > 0; }
   int64_t attr_int(const std::string& a, int64_t def) const;
@@ -96,6 +100,9 @@ void register_conv(OpRegistry& r);
 void register_avg_pool(OpRegistry& r);
 void register_max_pool(OpRegistry& r);
 void register_identity(OpRegistry& r);
+void register_slice(OpRegistry& r);
+void register_gather(OpRegistry& r);
+void register_softmax(OpRegistry& r);
 
 }  // namespace tessera::lirpa::detail
 

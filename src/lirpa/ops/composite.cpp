@@ -1,0 +1,98 @@
+// Operators composed of others when the model loads:
+//   Div(x, y)        = x * Reciprocal(y)                     (y > 0 on its bounds)
+//   Softmax(x)_i     = exp(x_i) * Reciprocal(sum_j exp(x_j)) (over the last axis)
+// Each piece keeps its own sound relaxation (Exp, ReduceSum, Reciprocal, the bilinear Mul),
+// so the composition is sound. Softmax needs no shift x - max for bounds: the bounds of
+// exp are computed from the bounds of x, never overflowing for the widths met in practice,
+// and a constant shift would cancel in the ratio anyway.
+
+#include "lirpa/ops/composite.h"
+
+#include <ATen/ATen.h>
+
+#include "lirpa/ops/bilinear.h"
+#include "tessera/core/error.h"
+
+namespace tessera::lirpa::detail {
+
+NodeInput variable_input(const Graph& g, int id) {
+  NodeInput in;
+  in.node = id;
+  in.shape = g.node(id).shape;
+  return in;
+}
+
+NodeInput constant_input(const OnnxNode& parent, const std::string& suffix, const at::Tensor& value) {
+  NodeInput in;
+  in.key = parent.put(suffix, value);
+  in.value = value;
+  in.shape = value.sizes().vec();
+  return in;
+}
+
+namespace {
+
+OnnxNode child(const OnnxNode& parent, const std::string& name, const std::string& op_type,
+               std::vector<NodeInput> inputs, std::map<std::string, AttrValue> attrs) {
+  OnnxNode n;
+  n.op_type = op_type;
+  n.name = name;
+  n.inputs = std::move(inputs);
+  n.attrs = std::move(attrs);
+  n.params = parent.params;
+  n.graph = parent.graph;
+  return n;
+}
+
+BuiltOp build_child(const OnnxNode& n) {
+  const OpFactory* factory = default_registry().find(n.op_type);
+  TESSERA_CHECK(factory != nullptr, Unsupported, "node '", n.name, "' needs operator ", n.op_type,
+                ", which this build does not have");
+  return (*factory)(n);
+}
+
+}  // namespace
+
+int add_inner_node(const OnnxNode& parent, const std::string& suffix, const std::string& op_type,
+                   std::vector<NodeInput> inputs, std::map<std::string, AttrValue> attrs) {
+  TESSERA_CHECK(parent.graph != nullptr, InvalidInput, "node '", parent.name, "': no graph to add inner nodes to");
+  OnnxNode n = child(parent, parent.name + "/" + suffix, op_type, std::move(inputs), std::move(attrs));
+  BuiltOp built = build_child(n);
+  return parent.graph->add_node(n.name, built.op, built.inputs);
+}
+
+BuiltOp build_as(const OnnxNode& parent, const std::string& op_type, std::vector<NodeInput> inputs,
+                 std::map<std::string, AttrValue> attrs) {
+  return build_child(child(parent, parent.name, op_type, std::move(inputs), std::move(attrs)));
+}
+
+BuiltOp build_variable_div(const OnnxNode& n) {
+  const Graph& g = *n.graph;
+  int r = add_inner_node(n, "reciprocal", "Reciprocal", {n.inputs.at(1)});  // r = 1 / y
+  return build_as(n, "Mul", {n.inputs.at(0), variable_input(g, r)});         // x * r
+}
+
+void register_softmax(OpRegistry& reg) {
+  reg.add("Softmax", [](const OnnxNode& n) -> BuiltOp {
+    TESSERA_CHECK(n.graph != nullptr && n.inputs.size() == 1 && !n.inputs[0].is_const(), InvalidInput,
+                  "Softmax node '", n.name, "' needs one variable input");
+    const NodeInput& x = n.inputs[0];
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = n.attr_int("axis", -1);
+    if (axis < 0) axis += rank;
+    // before opset 13 Softmax normalises over all axes from `axis` on; both agree on the last
+    TESSERA_CHECK(axis == rank - 1, Unsupported, "Softmax node '", n.name, "': only the last axis (",
+                  rank - 1, ") is supported, not ", n.attr_int("axis", -1));
+    const Graph& g = *n.graph;
+    AttrValue axes;
+    axes.ints = {axis};
+    AttrValue keep;
+    keep.i = 1;
+    int e = add_inner_node(n, "exp", "Exp", {x});                                             // e = exp(x)
+    int s = add_inner_node(n, "sum", "ReduceSum", {variable_input(g, e)}, {{"axes", axes}, {"keepdims", keep}});  // s = sum_j e_j
+    int r = add_inner_node(n, "reciprocal", "Reciprocal", {variable_input(g, s)});           // r = 1 / s
+    return {make_softmax_ratio(g.node(e).shape, g.node(r).shape), {e, r}};                    // y = e * r
+  });
+}
+
+}  // namespace tessera::lirpa::detail
