@@ -207,6 +207,25 @@ TEST(LirpaNonlinearOps, ReciprocalAcrossZeroIsUnbounded) {
   }
 }
 
+TEST(LirpaNonlinearOps, PartlyUnboundedLayersStayNanFree) {
+  // some Reciprocal inputs cross 0 (their rows become -inf), the others do not; Exp and Gelu
+  // after them: CROWN and alpha-CROWN (slopes optimised through the infinite rows) never NaN
+  at::manual_seed(19);
+  OnnxBuilder b("x", {1, 3});
+  auto w = b.constant("w_shift", at::tensor({1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0}, at::kDouble).reshape({3, 3}));
+  auto shift = b.constant("b_shift", at::tensor({0.0, 3.0, -3.0}, at::kDouble));
+  auto r = b.node("Reciprocal", {b.node("Gemm", {b.input(), w, shift}, {OnnxAttr::integer("transB", 1)})});
+  auto e = apply(b, "Exp", gemm(b, r, 3, 4, 0.5));
+  b.set_output(gemm(b, apply(b, "Gelu", gemm(b, e, 4, 4, 0.5)), 4, 2));
+  Graph g = load_onnx_bytes(b.bytes());
+  at::Tensor lo = -at::ones({3}, at::kDouble), hi = at::ones({3}, at::kDouble);  // x1 + 0 crosses 0
+  for (auto& [m, res] : all_methods(g, lo, hi, false)) {
+    EXPECT_FALSE(at::isnan(res.lower).any().item<bool>() || at::isnan(res.upper).any().item<bool>())
+        << method_name(m) << res.lower << res.upper;
+  }
+  expect_sound(g, lo + 1.5, hi + 1.5, 10000);  // every input of the Reciprocal one-signed: finite
+}
+
 TEST(LirpaNonlinearOps, UnsupportedForms) {
   OnnxBuilder b("x", {1, 2});
   b.set_output(b.node("Pow", {b.input(), b.constant("three", at::full({}, 3.0, at::kDouble))}));
