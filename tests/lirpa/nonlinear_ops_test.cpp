@@ -71,10 +71,17 @@ TEST(LirpaNonlinearOps, GeluOnWideAndShiftedBoxes) {
   }
 }
 
-TEST(LirpaNonlinearOps, ExpInFloat32) {
+TEST(LirpaNonlinearOps, EveryOperatorInFloat32) {
   at::manual_seed(12);
-  auto [lo, hi] = box(4, 0.5);
-  expect_sound(op_between_layers("Exp"), lo, hi, 10000, at::kFloat, 1e-5);
+  for (const char* op : {"Exp", "Pow", "Erf", "Gelu"}) {
+    auto [lo, hi] = box(4, 0.5);
+    expect_sound(op_between_layers(op), lo, hi, 10000, at::kFloat, 1e-5);
+  }
+  for (const char* op : {"Sqrt", "Reciprocal"}) {
+    auto [lo, hi] = box(4, 0.4, 0.0, 1.0);  // [0.6, 1.4]
+    expect_sound(op_on_input(op), lo, hi, 10000, at::kFloat, 1e-5);
+  }
+  expect_sound(op_on_input("Sqrt"), at::zeros({4}, at::kDouble), at::ones({4}, at::kDouble), 10000, at::kFloat, 1e-5);
 }
 
 TEST(LirpaNonlinearOps, ReciprocalOnOneSignedBoxes) {
