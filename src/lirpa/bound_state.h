@@ -37,6 +37,10 @@ struct BoundState {
   /// the positions whose intermediate bounds are computed are then the union over the ranks,
   /// so every rank runs the same backward passes (weight gathers are collectives); null: none.
   std::shared_ptr<dist::Communicator> shard_domains;
+  /// With `shard_domains`: the domains of the whole batch on all ranks. The intermediate
+  /// passes' row chunks are sized for them, so every rank cuts the same chunks as one process
+  /// would (and as the others: a collective each) with 1/P of the rows in each.
+  int64_t batch_domains = 0;
   /// Branch and bound's domain constraints: bounds, `[D, *shape]`, that every intermediate
   /// bound computed for a node is intersected with (a split ReLU's input clamped to l >= 0 or
   /// u <= 0, bounds inherited from the parent domain). Empty or nullopt: none.

@@ -101,7 +101,8 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
                     bool use_alpha) {
   const int64_t domains = state.domains();
   // rows per backward pass (bounds memory on CNNs); alpha runs keep one pass (alphas per row)
-  const int64_t kChunk = use_alpha ? idx.numel() : std::max<int64_t>(1, 2048 / domains);
+  const int64_t batch = state.shard_domains ? state.batch_domains : domains;
+  const int64_t kChunk = use_alpha ? idx.numel() : std::max<int64_t>(1, 2048 / batch);
   std::vector<at::Tensor> lo, hi;
   for (int64_t s = 0; s < idx.numel(); s += kChunk) {
     int64_t e = std::min(idx.numel(), s + kChunk);

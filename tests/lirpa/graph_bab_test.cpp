@@ -414,7 +414,7 @@ Search search(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, const 
                                 s.x = x.clone();
                                 return true;
                               },
-                              {}, "bab-relu-graph", {}};
+                              {}, "bab-relu", {}};
   s.out = detail::graph_relu_split_bab(ctx, detail::BabProblem{lo, hi, c, rhs});
   return s;
 }

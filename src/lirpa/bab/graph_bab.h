@@ -101,7 +101,7 @@ struct GraphBabContext {
   /// it is a confirmed counterexample (the caller keeps it).
   std::function<bool(const at::Tensor&)> confirm;
   ProgressFn progress;
-  std::string phase = "bab-relu-graph";
+  std::string phase = "bab-relu";
   /// Called between batches (may be empty): the caller's own counterexample search.
   std::function<bool()> side_attack;
   /// Intermediate bounds known on the whole box (node id -> `[1, *shape]`; the incomplete

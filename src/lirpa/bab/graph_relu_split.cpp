@@ -44,7 +44,8 @@ at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t domains, i
 }
 
 // The bounds of the domains `sel` of `d`, bounded together: one state with D = |sel| domains
-// whose inherited bounds of ReLU nodes 0..reuse are taken as they are.
+// whose inherited bounds of ReLU nodes 0..reuse are taken as they are. With `shard`, `sel` is
+// this rank's block of a group of `batch_domains` domains (graph_bab.h).
 struct BatchBounds {
   at::Tensor lb;                          // [D, K]
   std::vector<at::Tensor> lower, upper;   // per ReLU node [D, n_j]
@@ -56,13 +57,14 @@ struct BatchBounds {
 BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
                         const at::Tensor& sel, int64_t reuse, const at::Tensor& c, const at::Tensor& rhs,
                         const AlphaOptions* alpha, const BetaOptions* beta, const std::function<bool()>& stop,
-                        const std::shared_ptr<dist::Communicator>& shard) {
+                        const std::shared_ptr<dist::Communicator>& shard, int64_t batch_domains) {
   at::NoGradGuard no_grad;
   OpEnv env{graph.params(), at::kDouble};
   const int64_t domains = sel.numel(), k = c.size(0), n_in = graph.input_size();
   BoundState state(graph.nodes().size());
   state.limits.resize(graph.nodes().size());
   state.shard_domains = shard;
+  state.batch_domains = batch_domains;
   state.bounds[0] = Interval{d.xl.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains)),
                              d.xu.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains))};
   const bool inherit = !d.lower.empty();
@@ -160,7 +162,7 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
     // with a shard, each rank bounds its block of the group and the blocks are gathered
     ChildBlock block = child_block(shard.get(), sel.numel());
     BatchBounds one = bound_batch(graph, relus, d, sel.slice(0, block.lo, block.hi), reuse, c, rhs, alpha, beta, stop,
-                                  block.split() ? shard : nullptr);
+                                  block.split() ? shard : nullptr, sel.numel());
     out.bounded_here += block.stand_in ? 0 : block.size();
     if (block.split()) {
       auto all = [&](const at::Tensor& t) { return gather_block(*shard, block, t); };

@@ -138,33 +138,31 @@ bool bab_outcome(Run& run, const detail::BabOutcome& out, const std::string& pha
   return true;
 }
 
-// Branch and bound on one pair; returns false when the run must stop (sat or timeout).
-bool run_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const OutputConjunction& oc,
-             SideAttack& side, bool& undecided) {
-  const BabOptions& b = run.options.bab;
-  bool input = b.split == SplitKind::Input ||
-               (b.split == SplitKind::Auto && pc.lower.numel() <= b.input_split_max_dims);
-  run.bab_kind = input ? "bab-input" : "bab-relu";
-  detail::BabContext ctx{net, run.options, run.clock,
-                         [&](const at::Tensor& x) { return run.confirm(x, input ? "bab-input" : "bab-relu"); },
-                         run.progress, input ? "bab-input" : "bab-relu", run.state_comm, [&] { return side(); }};
+// Input splitting on one pair, on the chain form; returns false when the run must stop
+// (sat or timeout).
+bool run_input_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const OutputConjunction& oc,
+                   SideAttack& side, bool& undecided) {
+  run.bab_kind = "bab-input";
+  detail::BabContext ctx{net, run.options, run.clock, [&](const at::Tensor& x) { return run.confirm(x, "bab-input"); },
+                         run.progress, "bab-input", run.state_comm, [&] { return side(); }};
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
-  detail::BabOutcome out = input ? detail::input_split_bab(ctx, problem) : detail::relu_split_bab(ctx, problem);
-  return bab_outcome(run, out, ctx.phase, undecided);
+  return bab_outcome(run, detail::input_split_bab(ctx, problem), ctx.phase, undecided);
 }
 
 // ReLU-splitting branch and bound on the graph engine on one pair; returns false when the
-// run must stop (sat or timeout). No side attack: its rounds of thousands of float64
-// restarts through the graph take minutes on a CIFAR ResNet
-// (sri_resnet_a: one round held the rest of a 300 s run); the search's own PGD from its
-// worst domains' vertices runs every `bab.attack_every` batches.
-bool run_graph_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc,
-                   const std::map<int, Interval>& intermediate, bool& undecided) {
-  run.bab_kind = "bab-relu-graph";
+// run must stop (sat or timeout). `side` (may be null): the escalating PGD between batches,
+// only where the chain form gives a cheap forward pass: its rounds of thousands of float64
+// restarts through the graph take minutes on a CIFAR ResNet (sri_resnet_a: one round held
+// the rest of a 300 s run); the search's own PGD from its worst domains' vertices runs
+// every `bab.attack_every` batches on every network.
+bool run_relu_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc,
+                  const std::map<int, Interval>& intermediate, SideAttack* side, bool& undecided) {
+  run.bab_kind = "bab-relu";
   detail::GraphBabContext ctx{run.graph, run.options, run.clock,
-                              [&](const at::Tensor& x) { return run.confirm(x, "bab-relu-graph"); }, run.progress,
-                              "bab-relu-graph", {}, &intermediate, run.state_comm};
+                              [&](const at::Tensor& x) { return run.confirm(x, "bab-relu"); }, run.progress,
+                              "bab-relu", {}, &intermediate, run.state_comm};
+  if (side) ctx.side_attack = [side] { return (*side)(); };
   detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}),
                              oc.c.to(at::kDouble), oc.rhs.to(at::kDouble)};
   return bab_outcome(run, detail::graph_relu_split_bab(ctx, problem), ctx.phase, undecided);
@@ -182,10 +180,10 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.seconds = run.elapsed();
     return run.result;
   };
-  // The chain form (ReluNet) serves input splitting and chains of dense layers (its ReLU
-  // splitting cuts each batch across the ranks with a sharded state); convolutions and
-  // every other graph go to ReLU splitting on the graph engine. The choice depends on the
-  // network alone, so every shard mode runs the same search.
+  // The chain form (ReluNet) serves input splitting, and the attacks on chains of dense
+  // layers (a cheap forward pass); ReLU splitting runs on the graph engine for every
+  // network. The choice depends on the network alone, so every shard mode runs the same
+  // search.
   std::string why;
   const BabOptions& bab = options.bab;
   const bool input_split = bab.split == SplitKind::Input ||
@@ -206,9 +204,8 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.decided_by = by;
     return finish();
   }
-  // no chain form: ReLU splitting on the graph engine (no input splitting there yet)
-  const bool graph_bab = !net && options.bab.split != SplitKind::Input;
-  if (!options.bab.enabled || (!net && !graph_bab)) {
+  // input splitting needs the chain form (not on the graph engine yet)
+  if (!options.bab.enabled || (!net && bab.split == SplitKind::Input)) {
     run.result.verdict = run.expired() ? Verdict::Timeout : Verdict::Unknown;
     run.result.reason = !options.bab.enabled
                             ? "branch and bound is disabled"
@@ -225,8 +222,10 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     for (size_t d = 0; d < property.cases[c].disjuncts.size(); ++d) {
       if (!open[c][d]) continue;
       const PropertyCase& pc = property.cases[c];
-      bool go = net ? run_bab(run, *net, pc, pc.disjuncts[d], side, undecided)
-                    : run_graph_bab(run, pc, pc.disjuncts[d], intermediate[c], undecided);
+      const bool input = bab.split == SplitKind::Input ||
+                         (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims);
+      bool go = net && input ? run_input_bab(run, *net, pc, pc.disjuncts[d], side, undecided)
+                             : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], net ? &side : nullptr, undecided);
       if (!go) return finish();
     }
   }
