@@ -15,7 +15,11 @@
 
 #include "bindings.h"
 #include "tessera/dist/communicator.h"
+#include "tessera/sla/dist/deigsh.h"
+#include "tessera/sla/dist/dlogdet.h"
+#include "tessera/sla/dist/dnonlinear_solve.h"
 #include "tessera/sla/dist/dsolve.h"
+#include "tessera/sla/dist/dsparse_tensor_batch.h"
 #include "tessera/sla/dist/dsparse_tensor.h"
 #include "tessera/sla/dist/partition.h"
 #include "tessera/sla/solve_options.h"
@@ -82,7 +86,79 @@ void bind_dist(py::module_& m) {
             py::gil_scoped_release release;
             return dsolve(a, b, o);
           },
-          py::arg("b_owned"), py::arg("options"));
+          py::arg("b_owned"), py::arg("options"))
+      .def(
+          "eigsh",
+          [](const DSparseTensor& a, const EigshOptions& o) {
+            py::gil_scoped_release release;
+            EigshResult r = deigsh(a, o);
+            return std::make_tuple(r.eigenvalues, r.eigenvectors, r.info);
+          },
+          py::arg("options"))
+      .def(
+          "slogdet",
+          [](const DSparseTensor& a, const DetOptions& o) {
+            py::gil_scoped_release release;
+            SlogdetResult r = dslogdet(a, o);
+            return std::make_tuple(r.sign, r.logabsdet, r.info);
+          },
+          py::arg("options"))
+      .def(
+          "logdet",
+          [](const DSparseTensor& a, const DetOptions& o) {
+            py::gil_scoped_release release;
+            return dlogdet(a, o);
+          },
+          py::arg("options"));
+
+  m.def(
+      "dnonlinear_solve",
+      [](const py::function& residual, const at::Tensor& u0, const std::vector<at::Tensor>& params,
+         const DSparseTensor& pattern, const NonlinearOptions& o) {
+        ResidualFn f = wrap_residual(residual);
+        py::gil_scoped_release release;   // the autograd engine runs in C++; f takes the GIL back
+        return dnonlinear_solve(f, u0, params, pattern, o);
+      },
+      py::arg("residual"), py::arg("u0"), py::arg("params"), py::arg("jacobian_pattern"), py::arg("options"));
+
+  py::class_<DSparseTensorBatch>(m, "DSparseTensorBatch",
+                                 "C++ tessera::sla::DSparseTensorBatch (batched values on one distributed pattern).")
+      .def_static(
+          "from_global",
+          [](const SparseTensor& global, const std::string& partition) {
+            auto comm = dist::world();
+            return DSparseTensorBatch::from_global(comm, make_partition(partition, global, comm->size()), global);
+          },
+          py::arg("global_matrix"), py::arg("partition") = "contiguous")
+      .def(py::init<const DSparseTensor&, const at::Tensor&>(), py::arg("pattern"), py::arg("values"))
+      .def_property_readonly("batch_size", &DSparseTensorBatch::batch_size)
+      .def_property_readonly("values", &DSparseTensorBatch::values)
+      .def("item", &DSparseTensorBatch::operator[], py::arg("b"))
+      .def("matvec", &DSparseTensorBatch::matvec, py::arg("x"))
+      .def("rmatvec", &DSparseTensorBatch::rmatvec, py::arg("x"))
+      .def(
+          "solve",
+          [](const DSparseTensorBatch& a, const at::Tensor& b, const SolveOptions& o) {
+            py::gil_scoped_release release;
+            return a.solve(b, o);
+          },
+          py::arg("b"), py::arg("options"))
+      .def(
+          "eigsh",
+          [](const DSparseTensorBatch& a, const EigshOptions& o) {
+            py::gil_scoped_release release;
+            auto [pairs, infos] = a.eigsh(o);
+            return std::make_tuple(pairs.first, pairs.second, infos);
+          },
+          py::arg("options"))
+      .def(
+          "slogdet",
+          [](const DSparseTensorBatch& a, const DetOptions& o) {
+            py::gil_scoped_release release;
+            auto [pairs, infos] = a.slogdet(o);
+            return std::make_tuple(pairs.first, pairs.second, infos);
+          },
+          py::arg("options"));
 }
 
 }  // namespace tessera::python

@@ -242,25 +242,11 @@ void bind_solvers(py::module_& m) {
       },
       py::arg("a"), py::arg("options"));
 
-  // F(u, params) is a Python callable `residual(u, params_list)`. The C++ side keeps copies
-  // of the std::function in the autograd graph (for the backward pass), possibly released
-  // without the GIL: the Python object is held through a deleter that takes the GIL.
   m.def(
       "nonlinear_solve",
       [](const py::function& residual, const at::Tensor& u0, const std::vector<at::Tensor>& params,
          const NonlinearOptions& o) {
-        std::shared_ptr<py::object> fn(new py::object(residual), [](py::object* p) {
-          py::gil_scoped_acquire gil;
-          delete p;
-        });
-        ResidualFn f = [fn](const at::Tensor& u, const std::vector<at::Tensor>& p) -> at::Tensor {
-          py::gil_scoped_acquire gil;
-          py::object r = (*fn)(u, p);
-          TESSERA_CHECK(THPVariable_Check(r.ptr()), InvalidInput,
-                        "the residual function must return a torch.Tensor, got ",
-                        std::string(py::str(r.get_type())));
-          return r.cast<at::Tensor>();
-        };
+        ResidualFn f = wrap_residual(residual);
         // The C++ side runs the autograd engine (vector-Jacobian products), which must not
         // be entered holding the GIL; `f` takes it back for each call of `residual`.
         py::gil_scoped_release release;
@@ -355,6 +341,20 @@ void bind_matrices(py::module_& m) {
 }
 
 }  // namespace
+
+std::function<at::Tensor(const at::Tensor&, const std::vector<at::Tensor>&)> wrap_residual(const py::function& residual) {
+  std::shared_ptr<py::object> fn(new py::object(residual), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+  return [fn](const at::Tensor& u, const std::vector<at::Tensor>& p) -> at::Tensor {
+    py::gil_scoped_acquire gil;
+    py::object r = (*fn)(u, p);
+    TESSERA_CHECK(THPVariable_Check(r.ptr()), InvalidInput, "the residual function must return a torch.Tensor, got ",
+                  std::string(py::str(r.get_type())));
+    return r.cast<at::Tensor>();
+  };
+}
 
 void bind_sla(py::module_& m) {
   bind_options(m);

@@ -3,11 +3,11 @@ mpirun job (re-exported by :mod:`tessera.sla`)."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 
-from .sla import SparseTensor, _sla, _solve_options
+from .sla import SparseTensor, _det_options, _eigsh_options, _sla, _solve_options
 
 
 _finalize_registered = False
@@ -141,11 +141,129 @@ class DSparseTensor:
                                                            gmres_restart))
         return (x, info) if return_info else x
 
+    def eigsh(self, k: int = 6, which: Optional[str] = None, sigma: Optional[float] = None, tol: float = 1e-10,
+              ncv: int = 0, block_size: int = 0, maxiter: int = 1000, seed: int = 12345, return_info: bool = False):
+        """``k`` eigenpairs of the symmetric distributed matrix (collective): eigsh's native
+        block Lanczos on the distributed product; ``sigma`` (``which="nearest"``) runs it on
+        ``(A - sigma I)^{-1}`` by MUMPS's distributed LU. Returns ``eigenvalues`` ``[k]``
+        (the same on every rank) and ``eigenvectors`` ``[owned_rows, k]`` (this rank's rows),
+        differentiable in the values; gradients of the eigenvalues are summed over the
+        ranks in backward (the loss is the sum of the ranks' losses)."""
+        vals, vecs, info = self._impl.eigsh(_eigsh_options(k, which, sigma, "native", tol, ncv, block_size, maxiter,
+                                                           seed))
+        return (vals, vecs, info) if return_info else (vals, vecs)
+
+    def slogdet(self, return_info: bool = False):
+        """``(sign, log|det A|)`` from MUMPS's distributed LU (collective; the same on every
+        rank). ``log|det A|`` is differentiable: its gradient ``(A^{-1})_ji`` on the pattern
+        comes from MUMPS's selected inversion with the same factors."""
+        sign, logabsdet, info = self._impl.slogdet(_det_options("mumps"))
+        return (sign, logabsdet, info) if return_info else (sign, logabsdet)
+
+    def logdet(self, return_info: bool = False):
+        """``log det A`` (NaN where det A < 0) from MUMPS's distributed LU; differentiable."""
+        ld, info = self._impl.logdet(_det_options("mumps"))
+        return (ld, info) if return_info else ld
+
     def __repr__(self) -> str:
         return f"DSparseTensor(shape={tuple(self.shape)}, rank={self.rank} of {self.world_size}, owned_rows={self.owned_rows})"
 
 
-# ---- matrices
+class DSparseTensorBatch:
+    """Several matrices on one distributed pattern: values ``[B, nnz_local]`` on each rank,
+    one halo plan. Products, solves, eigsh and slogdet map over the batch (collective) and
+    are differentiable in the values.
+
+    Example (``mpirun -np 2``)::
+
+        A = tessera.sla.poisson2d(16)
+        values = torch.stack([A.values, 2 * A.values])              # [2, nnz]
+        batch = tessera.sla.DSparseTensorBatch.from_global(A.with_values(values))
+        x = batch.solve(torch.ones(2, batch.item(0).owned_rows, dtype=torch.float64))
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, pattern: DSparseTensor, values: torch.Tensor):
+        self._impl = _sla.DSparseTensorBatch(pattern._impl, values)
+
+    @classmethod
+    def from_global(cls, A: SparseTensor, partition: str = "contiguous") -> "DSparseTensorBatch":
+        """Every rank passes the same global matrix with batched values ``[B, nnz]``;
+        gradients reach ``A.values``."""
+        _register_finalize()
+        out = cls.__new__(cls)
+        out._impl = _sla.DSparseTensorBatch.from_global(A._impl, partition)
+        return out
+
+    @property
+    def batch_size(self) -> int:
+        return self._impl.batch_size
+
+    @property
+    def values(self) -> torch.Tensor:
+        return self._impl.values
+
+    def item(self, b: int) -> DSparseTensor:
+        """Matrix ``b`` of the batch (shares the halo plan)."""
+        return _wrap_d(self._impl.item(int(b)))
+
+    def matvec(self, x: torch.Tensor) -> torch.Tensor:
+        """``y[b] = A_b x[b]``; x ``[B, owned]`` or ``[B, owned, k]``."""
+        return self._impl.matvec(x)
+
+    def rmatvec(self, x: torch.Tensor) -> torch.Tensor:
+        return self._impl.rmatvec(x)
+
+    def solve(self, b: torch.Tensor, method: str = "auto", preconditioner: Optional[str] = "jacobi",
+              rtol: float = 1e-10, atol: float = 0.0, maxiter: int = 0, gmres_restart: int = 50,
+              backend: str = "native", return_info: bool = False):
+        """``x[b] = A_b^{-1} b[b]`` by :meth:`DSparseTensor.solve`; one info per element."""
+        if backend == "mumps" and method == "auto":
+            method = "lu"
+        x, infos = self._impl.solve(b, _solve_options(backend, method, preconditioner, rtol, atol, maxiter,
+                                                      gmres_restart))
+        return (x, infos) if return_info else x
+
+    def eigsh(self, k: int = 6, which: Optional[str] = None, sigma: Optional[float] = None, tol: float = 1e-10,
+              return_info: bool = False):
+        """Eigenvalues ``[B, k]`` and eigenvectors ``[B, owned, k]`` (see :meth:`DSparseTensor.eigsh`)."""
+        vals, vecs, infos = self._impl.eigsh(_eigsh_options(k, which, sigma, "native", tol, 0, 0, 1000, 12345))
+        return (vals, vecs, infos) if return_info else (vals, vecs)
+
+    def slogdet(self, return_info: bool = False):
+        """Signs ``[B]`` and ``log|det|`` ``[B]`` by MUMPS (see :meth:`DSparseTensor.slogdet`)."""
+        sign, logabsdet, infos = self._impl.slogdet(_det_options("mumps"))
+        return (sign, logabsdet, infos) if return_info else (sign, logabsdet)
+
+
+def dnonlinear_solve(residual: Callable[..., torch.Tensor], u0: torch.Tensor, *params: torch.Tensor,
+                     jacobian_pattern: DSparseTensor, rtol: float = 1e-10, atol: float = 1e-12, maxiter: int = 50,
+                     line_search: bool = True, linear: Optional[dict] = None, return_info: bool = False):
+    """Solves ``residual(u, *params) = 0`` across ranks (collective): ``u0`` and the
+    residual are this rank's rows, laid out like ``jacobian_pattern``'s vectors (the
+    residual typically uses :meth:`DSparseTensor.matvec`). Newton's method with the
+    Jacobian assembled on ``jacobian_pattern`` (values ignored) by colouring, and linear
+    steps by :meth:`DSparseTensor.solve` (``linear``: its arguments; default GMRES with
+    Jacobi). Differentiable in ``params`` by one adjoint solve; each rank's ``p.grad`` holds
+    its rows' part (sum over the ranks for the whole gradient)."""
+    o = _sla.NonlinearOptions()
+    o.rtol = float(rtol)
+    o.atol = float(atol)
+    o.maxiter = int(maxiter)
+    o.line_search = bool(line_search)
+    if linear:
+        lin = dict(linear)
+        if lin.get("backend") == "mumps" and lin.get("method", "auto") == "auto":
+            lin["method"] = "lu"
+        o.linear = _solve_options(**lin)
+
+    def f(u, ps):
+        return residual(u, *ps)
+
+    u, info = _sla.dnonlinear_solve(f, u0, list(params), jacobian_pattern._impl, o)
+    return (u, info) if return_info else u
 
 
 DSparseTensor.__module__ = "tessera.sla"
+DSparseTensorBatch.__module__ = "tessera.sla"

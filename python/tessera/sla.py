@@ -29,6 +29,8 @@ __all__ = [
     "SparseTensor",
     "SparseTensorList",
     "DSparseTensor",
+    "DSparseTensorBatch",
+    "dnonlinear_solve",
     "SolveInfo",
     "EigshInfo",
     "DetInfo",
@@ -465,4 +467,4 @@ from ._sla_matrices import (  # noqa: E402
     convection_diffusion2d, diffusion2d, fe_laplacian2d, poisson2d, poisson3d, read_dense_mtx, read_mtx,
     shifted_laplacian2d, variable_diffusion2d, variable_diffusion3d, write_mtx)
 from ._sla_list import SparseTensorList  # noqa: E402
-from ._sla_dist import DSparseTensor  # noqa: E402
+from ._sla_dist import DSparseTensor, DSparseTensorBatch, dnonlinear_solve  # noqa: E402
