@@ -37,6 +37,7 @@ void add_command_line(CLI::App& app, GlobalOptions& global, CommandBody& body) {
                  "2G (powers of 1024); an allocation above it ends the run with exit code 5");
   add_info_command(app, body);
   add_solve_command(app, body);
+  add_spectral_commands(app, body);
   add_bounds_command(app, body);
   add_verify_command(app, body);
   add_bench_command(app, body);

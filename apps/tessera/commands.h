@@ -14,6 +14,8 @@ using CommandBody = std::function<int()>;
 /// Each add_* registers its subcommand on `app` and sets `body` when it is chosen.
 void add_info_command(CLI::App& app, CommandBody& body);
 void add_solve_command(CLI::App& app, CommandBody& body);
+/// `tessera eigsh` and `tessera logdet` (one process, or rows distributed under mpirun).
+void add_spectral_commands(CLI::App& app, CommandBody& body);
 void add_bounds_command(CLI::App& app, CommandBody& body);
 void add_verify_command(CLI::App& app, CommandBody& body);
 void add_bench_command(CLI::App& app, CommandBody& body);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/sla/dist/dsparse_tensor.h"
 #include "tessera/sla/solve_options.h"
 
 namespace tessera::app {
@@ -38,5 +39,9 @@ int report_solve(const SolveCommandOptions& o, const sla::SolveInfo& info, doubl
                  int64_t nnz, int ranks);
 /// `tessera solve` under mpirun -np P > 1: rows distributed, native Krylov methods.
 int run_distributed_solve(const SolveCommandOptions& o);
+/// The matrix source of `o` (a file or --poisson2d/3d) distributed by contiguous rows
+/// (collective): Poisson rows built where they are owned, a file read on rank 0 and
+/// scattered. `root_matrix` (optional) receives the file's matrix on rank 0.
+sla::DSparseTensor load_distributed_matrix(const SolveCommandOptions& o, sla::SparseTensor* root_matrix = nullptr);
 
 }  // namespace tessera::app

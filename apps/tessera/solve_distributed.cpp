@@ -27,8 +27,30 @@ sla::Method auto_method(const sla::SparseTensor& a) {
 
 }  // namespace
 
-int run_distributed_solve(const SolveCommandOptions& o) {
+sla::DSparseTensor load_distributed_matrix(const SolveCommandOptions& o, sla::SparseTensor* root_matrix) {
   check_matrix_source(o);
+  auto comm = dist::world();
+  if (o.poisson2d > 0 || o.poisson3d > 0) {
+    const int64_t n = o.poisson2d > 0 ? o.poisson2d * o.poisson2d : o.poisson3d * o.poisson3d * o.poisson3d;
+    auto part = sla::RowPartition::contiguous(n, comm->size());
+    at::Tensor mine = part.rows_of(comm->rank());
+    auto rows = o.poisson2d > 0 ? sla::poisson2d_rows(o.poisson2d, mine) : sla::poisson3d_rows(o.poisson3d, mine);
+    return sla::DSparseTensor::from_local_rows(comm, part, rows);
+  }
+  // rank 0 reads the file; the rows are scattered
+  sla::SparseTensor global;
+  at::Tensor rows = at::zeros({1}, at::kLong);
+  if (comm->rank() == 0) {
+    global = sla::read_sparse_matrix_market(o.matrix);
+    rows[0] = global.rows();
+  }
+  comm->broadcast(rows, 0);
+  auto part = sla::RowPartition::contiguous(rows[0].item<int64_t>(), comm->size());
+  if (root_matrix) *root_matrix = global;
+  return sla::DSparseTensor::scatter_from_root(comm, part, global);
+}
+
+int run_distributed_solve(const SolveCommandOptions& o) {
   auto comm = dist::world();
   sla::SolveOptions options = to_solve_options(o);
   TESSERA_CHECK(options.backend == sla::Backend::Auto || options.backend == sla::Backend::Native ||
@@ -46,28 +68,17 @@ int run_distributed_solve(const SolveCommandOptions& o) {
                     options.method == sla::Method::MINRES,
                 Unsupported, "under mpirun the method must be a Krylov method (cg, bicgstab, gmres, minres), not ",
                 sla::to_string(options.method));
-  sla::DSparseTensor a = [&] {
-    if (o.poisson2d > 0 || o.poisson3d > 0) {
-      const int64_t n = o.poisson2d > 0 ? o.poisson2d * o.poisson2d : o.poisson3d * o.poisson3d * o.poisson3d;
-      auto part = sla::RowPartition::contiguous(n, comm->size());
-      at::Tensor mine = part.rows_of(comm->rank());
-      auto rows = o.poisson2d > 0 ? sla::poisson2d_rows(o.poisson2d, mine) : sla::poisson3d_rows(o.poisson3d, mine);
-      if (options.method == sla::Method::Auto) options.method = sla::Method::CG;  // SPD
-      return sla::DSparseTensor::from_local_rows(comm, part, rows);
-    }
-    // rank 0 reads the file and decides `auto`; the rows are scattered
-    sla::SparseTensor global;
-    at::Tensor meta = at::zeros({2}, at::kLong);  // rows, method
-    if (comm->rank() == 0) {
-      global = sla::read_sparse_matrix_market(o.matrix);
-      meta[0] = global.rows();
-      meta[1] = static_cast<int64_t>(options.method == sla::Method::Auto ? auto_method(global) : options.method);
-    }
-    comm->broadcast(meta, 0);
-    options.method = static_cast<sla::Method>(meta[1].item<int64_t>());
-    auto part = sla::RowPartition::contiguous(meta[0].item<int64_t>(), comm->size());
-    return sla::DSparseTensor::scatter_from_root(comm, part, global);
-  }();
+  sla::SparseTensor global;   // the file's matrix, on rank 0 only
+  sla::DSparseTensor a = load_distributed_matrix(o, &global);
+  if (o.poisson2d > 0 || o.poisson3d > 0) {
+    if (options.method == sla::Method::Auto) options.method = sla::Method::CG;  // SPD
+  } else {
+    // rank 0 decides `auto` from the file's matrix
+    at::Tensor method = at::full({1}, static_cast<int64_t>(options.method), at::kLong);
+    if (comm->rank() == 0 && options.method == sla::Method::Auto) method[0] = static_cast<int64_t>(auto_method(global));
+    comm->broadcast(method, 0);
+    options.method = static_cast<sla::Method>(method[0].item<int64_t>());
+  }
   // b = A 1 when no right-hand side is given
   at::Tensor b;
   if (o.rhs.empty()) {
