@@ -16,8 +16,9 @@
 ///   y.pow(2).sum().backward();                     // every rank calls backward
 /// @endcode
 ///
-/// Values are a single (unbatched) vector per rank. Every rank must take part in every
-/// product and in every backward pass (they are collective).
+/// Values are a single (unbatched) vector per rank (DSparseTensorBatch holds several on one
+/// pattern). Every rank must take part in every product and in every backward pass (they
+/// are collective). Beyond products and dsolve: deigsh, dslogdet, dnonlinear_solve.
 
 #include <ATen/core/Tensor.h>
 
