@@ -1,5 +1,6 @@
 // Operators composed when the model loads (composite.cpp): Softmax, Div of two variables and
-// the LayerNorm pattern PyTorch exports (ReduceMean, Sub, Pow 2, Sqrt, Div). Their bounds
+// the LayerNorm pattern PyTorch exports (ReduceMean, Sub, Pow 2, Sqrt, Div), and the ONNX
+// LayerNormalization node composed the same way. Their bounds
 // contain 10^4 sampled outputs for IBP, CROWN and alpha-CROWN.
 
 #include <ATen/ATen.h>
@@ -78,11 +79,28 @@ std::string layer_norm_net() {
   return b.bytes();
 }
 
+// the same as one LayerNormalization node (opset 17) with a scale and a bias
+std::string layer_norm_node_net() {
+  at::manual_seed(25);
+  OnnxBuilder b("x", {1, 6});
+  auto h = b.node("Reshape", {b.node("MatMul", {b.input(), b.constant("w", at::randn({6, 6}, at::kDouble))}),
+                              constant_ints(b, "s", {1, 2, 3})});
+  auto y = b.node("LayerNormalization", {h, b.constant("g", at::randn({3}, at::kDouble)), b.constant("b", at::randn({3}, at::kDouble))},
+                  {OnnxAttr::integer("axis", -1), OnnxAttr::real("epsilon", 1e-5)});
+  auto f = b.node("Reshape", {y, constant_ints(b, "f", {1, 6})});
+  b.set_output(b.node("MatMul", {f, b.constant("u", at::randn({6, 2}, at::kDouble))}));
+  return b.bytes();
+}
+
 TEST(LirpaComposite, SoftmaxBoundsContainSamples) { expect_sound(softmax_net(), 0.3, "Softmax"); }
 
 TEST(LirpaComposite, DivOfVariablesBoundsContainSamples) { expect_sound(div_net(), 0.3, "Div"); }
 
 TEST(LirpaComposite, LayerNormPatternBoundsContainSamples) { expect_sound(layer_norm_net(), 0.05, "LayerNorm"); }
+
+TEST(LirpaComposite, LayerNormalizationNodeBoundsContainSamples) {
+  expect_sound(layer_norm_node_net(), 0.05, "LayerNormalization");
+}
 
 }  // namespace
 }  // namespace tessera::lirpa

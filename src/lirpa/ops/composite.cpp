@@ -1,6 +1,8 @@
 // Operators composed of others when the model loads:
 //   Div(x, y)        = x * Reciprocal(y)                     (y > 0 on its bounds)
 //   Softmax(x)_i     = exp(x_i) * Reciprocal(sum_j exp(x_j)) (over the last axis)
+//   LayerNormalization(x, g, b) = d * Reciprocal(Sqrt(mean(d^2) + eps)) * g + b,
+//                      d = x - mean(x)                       (means over axis..last)
 // Each piece keeps its own sound relaxation (Exp, ReduceSum, Reciprocal, the bilinear Mul),
 // so the composition is sound. Softmax needs no shift x - max for bounds: the bounds of
 // exp are computed from the bounds of x, never overflowing for the widths met in practice,
@@ -92,6 +94,37 @@ void register_softmax(OpRegistry& reg) {
     int s = add_inner_node(n, "sum", "ReduceSum", {variable_input(g, e)}, {{"axes", axes}, {"keepdims", keep}});  // s = sum_j e_j
     int r = add_inner_node(n, "reciprocal", "Reciprocal", {variable_input(g, s)});           // r = 1 / s
     return {make_softmax_ratio(g.node(e).shape, g.node(r).shape), {e, r}};                    // y = e * r
+  });
+}
+
+void register_layer_norm(OpRegistry& reg) {
+  reg.add("LayerNormalization", [](const OnnxNode& n) -> BuiltOp {
+    TESSERA_CHECK(n.graph != nullptr && n.inputs.size() >= 2 && !n.inputs[0].is_const() && n.inputs[1].is_const() &&
+                      (n.inputs.size() < 3 || n.inputs[2].is_const()),
+                  Unsupported, "LayerNormalization node '", n.name,
+                  "': needs a variable input with a constant scale and bias");
+    const NodeInput& x = n.inputs[0];
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = n.attr_int("axis", -1);
+    if (axis < 0) axis += rank;
+    TESSERA_CHECK(axis >= 0 && axis < rank, ParseError, "LayerNormalization node '", n.name, "': axis ",
+                  n.attr_int("axis", -1), " is outside a tensor of rank ", rank);
+    AttrValue axes;
+    for (int64_t i = axis; i < rank; ++i) axes.ints.push_back(i);
+    const Graph& g = *n.graph;
+    auto var = [&](int id) { return variable_input(g, id); };
+    const double eps = n.attr_float("epsilon", 1e-5);
+    int m = add_inner_node(n, "mean", "ReduceMean", {x}, {{"axes", axes}});                      // m = mean(x)
+    int d = add_inner_node(n, "centred", "Sub", {x, var(m)});                                    // d = x - m
+    int sq = add_inner_node(n, "square", "Pow", {var(d), constant_input(n, "two", at::scalar_tensor(2.0, at::kDouble))});
+    int v = add_inner_node(n, "variance", "ReduceMean", {var(sq)}, {{"axes", axes}});            // v = mean(d^2)
+    int ve = add_inner_node(n, "variance_eps", "Add", {var(v), constant_input(n, "eps", at::scalar_tensor(eps, at::kDouble))});
+    int sd = add_inner_node(n, "std", "Sqrt", {var(ve)});                                         // sqrt(v + eps)
+    int r = add_inner_node(n, "reciprocal", "Reciprocal", {var(sd)});
+    int z = add_inner_node(n, "normalised", "Mul", {var(d), var(r)});                            // z = d / sqrt(v + eps)
+    if (n.inputs.size() < 3) return build_as(n, "Mul", {var(z), n.inputs[1]});                   // z g
+    int zg = add_inner_node(n, "scaled", "Mul", {var(z), n.inputs[1]});
+    return build_as(n, "Add", {var(zg), n.inputs[2]});                                            // z g + b
   });
 }
 

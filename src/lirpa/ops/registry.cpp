@@ -77,6 +77,7 @@ const OpRegistry& default_registry() {
     register_slice(r);
     register_gather(r);
     register_softmax(r);
+    register_layer_norm(r);
     return r;
   }();
   return registry;

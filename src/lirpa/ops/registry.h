@@ -103,6 +103,7 @@ void register_identity(OpRegistry& r);
 void register_slice(OpRegistry& r);
 void register_gather(OpRegistry& r);
 void register_softmax(OpRegistry& r);
+void register_layer_norm(OpRegistry& r);
 
 }  // namespace tessera::lirpa::detail
 
