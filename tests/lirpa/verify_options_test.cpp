@@ -52,6 +52,41 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.input_relu_share, 0.25);
 }
 
+TEST(VerifyOptions, ReadsInputSplittingTuning) {
+  InputSplitTuning d;  // the defaults stay when a key is absent
+  InputSplitTuning t = parse_verify_config("bab: {input: {candidates: 3, thin_ratio: 0.5}}\n").bab.input;
+  EXPECT_EQ(t.candidates, 3);
+  EXPECT_EQ(t.thin_ratio, 0.5);
+  EXPECT_EQ(t.portfolio_candidates, d.portfolio_candidates);
+  t = parse_verify_config(
+          "bab:\n  input:\n    portfolio_candidates: 4\n    stall_ratio: 0.02\n    point_width: 1.0e-6\n"
+          "    negligible_smear: 0.01\n    max_pool_bytes: 1048576\n    children_per_second: 2000\n"
+          "    batch_work_min: 0.1\n    batch_work_max: 0.4\n    max_batch_seconds: 2\n    hand_off_boxes: 8\n"
+          "    hand_off_domains: 16\n    relu_domain_work: 3\n    best_first_every: 2\n"
+          "    local_attack_boxes: 5\n    local_attack_steps: 6\n")
+          .bab.input;
+  EXPECT_EQ(t.portfolio_candidates, 4);
+  EXPECT_EQ(t.stall_ratio, 0.02);
+  EXPECT_EQ(t.point_width, 1e-6);
+  EXPECT_EQ(t.negligible_smear, 0.01);
+  EXPECT_EQ(t.max_pool_bytes, 1048576);
+  EXPECT_EQ(t.children_per_second, 2000);
+  EXPECT_EQ(t.batch_work_min, 0.1);
+  EXPECT_EQ(t.batch_work_max, 0.4);
+  EXPECT_EQ(t.max_batch_seconds, 2);
+  EXPECT_EQ(t.hand_off_boxes, 8);
+  EXPECT_EQ(t.hand_off_domains, 16);
+  EXPECT_EQ(t.relu_domain_work, 3);
+  EXPECT_EQ(t.best_first_every, 2);
+  EXPECT_EQ(t.local_attack_boxes, 5);
+  EXPECT_EQ(t.local_attack_steps, 6);
+  EXPECT_THROW(parse_verify_config("bab: {input: {candidates: 0}}\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {input: {batch_work_min: 0.5, batch_work_max: 0.1}}\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {input: {children_per_second: 0}}\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {input: {thin: 1}}\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {input: 3}\n"), InvalidInput);
+}
+
 TEST(VerifyOptions, UnknownKeyNamesKeyAndLine) {
   try {
     parse_verify_config("timeout: 3\nbab:\n  force_sync: true\n", "c.yaml");

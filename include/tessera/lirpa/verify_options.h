@@ -17,7 +17,8 @@
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
 ///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 3,
-///         input_alpha_band: 0.03, input_alpha_iterations: 20, input_relu_share: 3}
+///         input_alpha_band: 0.03, input_alpha_iterations: 20, input_relu_share: 3,
+///         input: {candidates: 2, portfolio_candidates: 5, thin_ratio: 0.03125, ...}}
 /// @endcode
 
 #include <cstdint>
@@ -49,6 +50,39 @@ enum class SplitKind { Auto, Input, Relu };
 /// How a ReLU to split is chosen.
 enum class ReluBranching { BaBSR, FSB };
 
+/// Input splitting's tuned constants (bench/RESULTS.md, "input splitting: tuned options",
+/// has the measurement behind each value). YAML: `bab: {input: {thin_ratio: 0.03125, ...}}`.
+struct InputSplitTuning {
+  /// Split candidates (largest smear first) of the first search and of the portfolio's.
+  int candidates = 2, portfolio_candidates = 5;
+  /// Portfolio search only: dimensions thinner than this times the box's relatively widest
+  /// are no candidates.
+  double thin_ratio = 1.0 / 32;
+  /// Portfolio search only: when no candidate's worse child gains this fraction of the box's
+  /// |bound|, the relatively widest dimension is bisected.
+  double stall_ratio = 0.01;
+  /// A dimension narrower than this fraction of the root box's is a point: no candidate.
+  double point_width = 1e-9;
+  /// First search only: a dimension whose smear is below this fraction of the box's largest
+  /// is no candidate.
+  double negligible_smear = 1e-3;
+  /// Bytes of open boxes beyond which input splitting gives up (unknown).
+  int64_t max_pool_bytes = int64_t{4} << 30;
+  /// Work is counted in children bounded, this many making one "second" (the same search at
+  /// any load); a batch holds between batch_work_min and batch_work_max "seconds" of work,
+  /// and is halved when it takes longer than max_batch_seconds on the clock.
+  double children_per_second = 4000;
+  double batch_work_min = 0.05, batch_work_max = 0.2, max_batch_seconds = 1.0;
+  /// Hand-offs to ReLU splitting: this many lowest-bounded boxes together, with this many
+  /// domains a box; a ReLU-splitting domain counts as relu_domain_work children.
+  int hand_off_boxes = 32, hand_off_domains = 32;
+  double relu_domain_work = 5;
+  /// Portfolio phase: every best_first_every-th batch takes the lowest-bounded boxes.
+  int best_first_every = 4;
+  /// PGD inside the local_attack_boxes worst open children of a batch, local_attack_steps steps.
+  int local_attack_boxes = 64, local_attack_steps = 10;
+};
+
 struct BabOptions {
   bool enabled = true;
   SplitKind split = SplitKind::Auto;        ///< auto: input splitting up to `input_split_max_dims` inputs
@@ -73,6 +107,7 @@ struct BabOptions {
   /// its lowest-bounded open boxes over to ReLU splitting, which may cost this many times its
   /// bisection work; 0: never (bisection alone, beside the two-candidate search).
   double input_relu_share = 3;
+  InputSplitTuning input;                   ///< input splitting's tuned constants
   /// Deterministic mode: the batch size stays fixed (no automatic resizing) and nothing
   /// is pruned early, so runs in different modes do exactly the same work.
   bool force_synchronous = false;

@@ -82,6 +82,20 @@ void check_ranges(const VerifyOptions& o, const std::string& source) {
   TESSERA_CHECK(o.bab.input_alpha_band >= 0 && o.bab.input_alpha_iterations >= 0, InvalidInput, source,
                 ": bab.input_alpha_band and bab.input_alpha_iterations must be >= 0");
   TESSERA_CHECK(o.bab.input_relu_share >= 0, InvalidInput, source, ": bab.input_relu_share must be >= 0");
+  const InputSplitTuning& in = o.bab.input;
+  TESSERA_CHECK(in.candidates >= 1 && in.portfolio_candidates >= 1 && in.hand_off_boxes >= 1 &&
+                    in.hand_off_domains >= 1 && in.best_first_every >= 1,
+                InvalidInput, source,
+                ": bab.input.candidates, portfolio_candidates, hand_off_boxes, hand_off_domains and "
+                "best_first_every must be >= 1");
+  TESSERA_CHECK(in.thin_ratio >= 0 && in.stall_ratio >= 0 && in.point_width >= 0 && in.negligible_smear >= 0 &&
+                    in.relu_domain_work >= 0 && in.local_attack_boxes >= 0 && in.local_attack_steps >= 0,
+                InvalidInput, source, ": the bab.input ratios, widths, work and attack sizes must be >= 0");
+  TESSERA_CHECK(in.children_per_second > 0 && in.max_batch_seconds > 0 && in.max_pool_bytes > 0 &&
+                    in.batch_work_min > 0 && in.batch_work_min <= in.batch_work_max,
+                InvalidInput, source,
+                ": bab.input.children_per_second, max_batch_seconds, max_pool_bytes must be positive and "
+                "0 < batch_work_min <= batch_work_max");
 }
 
 }  // namespace
@@ -129,7 +143,27 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"input_alpha_iterations", r.set(o.bab.input_alpha_iterations, "bab.input_alpha_iterations")},
               {"input_relu_share", r.set(o.bab.input_relu_share, "bab.input_relu_share")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
-              {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")}});
+              {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")},
+              {"input", [](const YAML::Node&) {}}});
+  InputSplitTuning& in = o.bab.input;
+  r.read_map(root["bab"] ? root["bab"]["input"] : YAML::Node(), "bab.input",
+             {{"candidates", r.set(in.candidates, "bab.input.candidates")},
+              {"portfolio_candidates", r.set(in.portfolio_candidates, "bab.input.portfolio_candidates")},
+              {"thin_ratio", r.set(in.thin_ratio, "bab.input.thin_ratio")},
+              {"stall_ratio", r.set(in.stall_ratio, "bab.input.stall_ratio")},
+              {"point_width", r.set(in.point_width, "bab.input.point_width")},
+              {"negligible_smear", r.set(in.negligible_smear, "bab.input.negligible_smear")},
+              {"max_pool_bytes", r.set(in.max_pool_bytes, "bab.input.max_pool_bytes")},
+              {"children_per_second", r.set(in.children_per_second, "bab.input.children_per_second")},
+              {"batch_work_min", r.set(in.batch_work_min, "bab.input.batch_work_min")},
+              {"batch_work_max", r.set(in.batch_work_max, "bab.input.batch_work_max")},
+              {"max_batch_seconds", r.set(in.max_batch_seconds, "bab.input.max_batch_seconds")},
+              {"hand_off_boxes", r.set(in.hand_off_boxes, "bab.input.hand_off_boxes")},
+              {"hand_off_domains", r.set(in.hand_off_domains, "bab.input.hand_off_domains")},
+              {"relu_domain_work", r.set(in.relu_domain_work, "bab.input.relu_domain_work")},
+              {"best_first_every", r.set(in.best_first_every, "bab.input.best_first_every")},
+              {"local_attack_boxes", r.set(in.local_attack_boxes, "bab.input.local_attack_boxes")},
+              {"local_attack_steps", r.set(in.local_attack_steps, "bab.input.local_attack_steps")}});
   std::map<std::string, Setter> top{{"timeout", r.set(o.timeout, "timeout")},
                                     {"margin", r.set(o.margin, "margin")},
                                     {"attack", [](const YAML::Node&) {}},
