@@ -7,7 +7,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -38,9 +40,49 @@ at::Tensor color_subset(const DSparseTensor& p, const at::Tensor& subset, int64_
   return colors;
 }
 
+/// A class per rank such that ranks whose rows may share a column (neighbours, or two
+/// neighbours of one rank: both hold its column in their halo) differ: greedy in rank order
+/// on the gathered neighbour lists, the same on every rank.
+std::vector<int64_t> rank_classes(const DSparseTensor& p) {
+  const int size = p.comm()->size();
+  std::vector<int64_t> ones(size, 1);
+  const std::vector<int>& mine = p.plan().exchange.peers;
+  at::Tensor degrees = p.comm()->all_gather(at::full({1}, static_cast<int64_t>(mine.size()), at::kLong), ones);
+  std::vector<int64_t> counts(degrees.data_ptr<int64_t>(), degrees.data_ptr<int64_t>() + size);
+  at::Tensor local = at::empty({static_cast<int64_t>(mine.size())}, at::kLong);
+  for (size_t i = 0; i < mine.size(); ++i) local[i] = mine[i];
+  at::Tensor all = p.comm()->all_gather(local, counts);
+  std::vector<std::set<int64_t>> adjacent(size);
+  for (int64_t r = 0, k = 0; r < size; ++r) {
+    for (int64_t i = 0; i < counts[r]; ++i, ++k) {
+      const int64_t q = all[k].item<int64_t>();
+      adjacent[r].insert(q);
+      adjacent[q].insert(r);
+    }
+  }
+  auto conflict = [&](int64_t r, int64_t q) {
+    if (adjacent[r].count(q)) return true;
+    for (int64_t t : adjacent[r]) {
+      if (adjacent[q].count(t)) return true;   // both neighbours of t
+    }
+    return false;
+  };
+  std::vector<int64_t> cls(size, 0);
+  for (int64_t r = 0; r < size; ++r) {
+    std::set<int64_t> taken;
+    for (int64_t q = 0; q < r; ++q) {
+      if (conflict(r, q)) taken.insert(cls[q]);
+    }
+    while (taken.count(cls[r])) ++cls[r];
+  }
+  return cls;
+}
+
 /// Colours of this rank's rows such that rows of one colour, on any ranks, share no global
 /// column: private rows (every column owned and in no peer's halo) share colours 0..C0-1
-/// across ranks; the others take a range of their rank's own after C0.
+/// across ranks; the others take the range of their rank's class after C0 (ranks of one
+/// class share it: their rows share no column), so the count does not grow with the ranks
+/// of a mesh-like partition.
 at::Tensor distributed_colors(const DSparseTensor& p, int64_t& num_colors) {
   const HaloPlan& plan = p.plan();
   at::Tensor shared = at::zeros({plan.owned + plan.halo}, at::kLong);   // columns another rank's rows may use
@@ -56,8 +98,14 @@ at::Tensor distributed_colors(const DSparseTensor& p, int64_t& num_colors) {
   p.comm()->all_reduce(c0, dist::ReduceOp::Max);
   std::vector<int64_t> ones(p.comm()->size(), 1);
   at::Tensor counts = p.comm()->all_gather(at::full({1}, boundary_count, at::kLong), ones);   // C_b of every rank
-  const int64_t offset = c0.item<int64_t>() + counts.narrow(0, 0, p.comm()->rank()).sum().item<int64_t>();
-  num_colors = c0.item<int64_t>() + counts.sum().item<int64_t>();
+  const std::vector<int64_t> cls = rank_classes(p);
+  const int64_t classes = *std::max_element(cls.begin(), cls.end()) + 1;
+  std::vector<int64_t> width(classes, 0);   // a class's range: its ranks' largest C_b
+  for (size_t r = 0; r < cls.size(); ++r) width[cls[r]] = std::max(width[cls[r]], counts[r].item<int64_t>());
+  int64_t offset = c0.item<int64_t>();
+  for (int64_t c = 0; c < cls[p.comm()->rank()]; ++c) offset += width[c];
+  num_colors = c0.item<int64_t>();
+  for (int64_t w : width) num_colors += w;
   return at::where(boundary, boundary_colors + offset, private_colors);
 }
 

@@ -12,8 +12,10 @@
 /// partition and pattern; values ignored) by colouring, as one process does: rows that
 /// share no column get one colour and one vector-Jacobian product J^T s_c per colour fills
 /// their entries. Rows whose columns are all private to their rank (owned, and in no other
-/// rank's halo) share colours across ranks; the other rows get colours of their own rank,
-/// so the colouring needs no communication but the colour counts. The entries of halo
+/// rank's halo) share colours across ranks; the other rows take a colour range of their
+/// rank's class, ranks that may share a column (neighbours or neighbours of one rank)
+/// being in different classes; only colour counts and neighbour lists are exchanged, so
+/// the count stays bounded for mesh-like partitions. The entries of halo
 /// columns arrive by one halo exchange of the products. J δ = -F is solved by dsolve with
 /// `options.linear` (native Krylov with its preconditioners, or backend mumps).
 ///
