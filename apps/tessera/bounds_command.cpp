@@ -31,7 +31,7 @@ namespace {
 
 struct BoundsOptions {
   std::string model, property, method = "crown", shard = "none";
-  bool spec = false, json = false, float32 = false;
+  bool spec = false, json = false, float32 = false, intersect_ibp = false;
   int iterations = 20;
 };
 
@@ -52,6 +52,7 @@ int run_bounds(const BoundsOptions& o) {
   lirpa::BoundOptions opt;
   opt.method = lirpa::parse_method(o.method);
   opt.dtype = o.float32 ? at::kFloat : at::kDouble;
+  opt.intersect_ibp = o.intersect_ibp;
   opt.alpha.iterations = o.iterations;
   if (shard == lirpa::ShardMode::FsdpState) opt.shard_rows = comm;  // rows of each backward pass split too
   nlohmann::json all = nlohmann::json::array();
@@ -95,6 +96,9 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_flag("--spec", o->spec, "bound the property's specification rows instead of the raw outputs");
   cmd->add_flag("--json", o->json, "print JSON (a list for several input boxes)");
   cmd->add_flag("--float32", o->float32, "compute in float32 (default float64)");
+  cmd->add_flag("--intersect-ibp", o->intersect_ibp,
+                "intersect every intermediate CROWN bound with the interval bound before it (tighter than "
+                "auto_LiRPA's CROWN, as verify does)");
   cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(kNonNegative);
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "

@@ -83,8 +83,9 @@ void bind_lirpa(py::module_& m) {
       "compute_bounds",
       [](const Graph& g, const at::Tensor& lower, const at::Tensor& upper, const std::optional<at::Tensor>& c,
          const std::string& method, const py::object& dtype, int alpha_iterations, double alpha_lr,
-         const std::string& shard) {
+         const std::string& shard, bool intersect_ibp) {
         BoundOptions o;
+        o.intersect_ibp = intersect_ibp;
         if (python_shard_mode(shard) == ShardMode::FsdpState) o.shard_rows = dist::world();
         o.method = parse_method(method);
         o.dtype = scalar_type_from(dtype, at::kDouble);
@@ -96,7 +97,7 @@ void bind_lirpa(py::module_& m) {
       },
       py::arg("graph"), py::arg("lower"), py::arg("upper"), py::arg("c") = py::none(), py::arg("method") = "crown",
       py::arg("dtype") = py::none(), py::arg("alpha_iterations") = -1, py::arg("alpha_lr") = -1.0,
-      py::arg("shard") = "none");
+      py::arg("shard") = "none", py::arg("intersect_ibp") = false);
 
   // verify(graph, vnnlib_path, timeout, config_yaml): config_yaml is YAML (or JSON) text.
   m.def(

@@ -110,8 +110,8 @@ class BoundedModel:
 
     def compute_bounds(self, lower: torch.Tensor, upper: torch.Tensor, C: Optional[torch.Tensor] = None,
                        method: str = "crown", dtype: torch.dtype = torch.float64,
-                       alpha_iterations: Optional[int] = None, alpha_lr: Optional[float] = None
-                       ) -> Tuple[torch.Tensor, torch.Tensor]:
+                       alpha_iterations: Optional[int] = None, alpha_lr: Optional[float] = None,
+                       intersect_ibp: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
         """Bounds of ``C y`` (``C`` ``[K, output_size]``; None: the outputs themselves) for
         every input ``x`` with ``lower <= x <= upper`` (shaped like one input, or flat).
 
@@ -119,6 +119,9 @@ class BoundedModel:
             method: ``"ibp"``, ``"crown"`` or ``"alpha-crown"``.
             dtype: torch.float64 (default) or torch.float32 for the computation.
             alpha_iterations, alpha_lr: alpha-CROWN's Adam steps and learning rate.
+            intersect_ibp: intersect every intermediate CROWN bound with the interval bound
+                from the bounds before it (tighter than auto_LiRPA's CROWN, which the default
+                reproduces; ``verify`` always intersects).
 
         Returns:
             ``(lower, upper)``, each ``[K]`` (``K = output_size`` without C).
@@ -127,7 +130,8 @@ class BoundedModel:
             raise ValueError(f"compute_bounds: method must be one of {', '.join(_METHODS)}, got {method!r}")
         lo, up, _ = _lirpa.compute_bounds(self._graph, lower, upper, C, method, dtype,
                                           -1 if alpha_iterations is None else int(alpha_iterations),
-                                          -1.0 if alpha_lr is None else float(alpha_lr), self.shard)
+                                          -1.0 if alpha_lr is None else float(alpha_lr), self.shard,
+                                          bool(intersect_ibp))
         return lo, up
 
     def __repr__(self) -> str:

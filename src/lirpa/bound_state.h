@@ -45,6 +45,10 @@ struct BoundState {
   /// bound computed for a node is intersected with (a split ReLU's input clamped to l >= 0 or
   /// u <= 0, bounds inherited from the parent domain). Empty or nullopt: none.
   std::vector<std::optional<Interval>> limits;
+  /// Every intermediate bound that CROWN computes is intersected with the reference bound
+  /// (interval arithmetic from the bounds before it) instead of replacing it: both are sound,
+  /// the intersection is tighter. Off, CROWN's bounds are auto_LiRPA's.
+  bool intersect_reference = false;
   /// When set, crown_lower stores the rows that reach each node id keyed here (rows over the
   /// node's value; id 0: the rows over the input), for branching heuristics and vertices.
   std::map<int, APtr>* record = nullptr;
@@ -56,6 +60,11 @@ struct BoundState {
 /// The element-wise `or` of a bool tensor over the ranks of `comm` (a collective: the same
 /// shape on every rank).
 at::Tensor any_rank(dist::Communicator& comm, const at::Tensor& flags);
+
+/// `b` with every NaN lower end made -inf and every NaN upper end +inf: a NaN (inf - inf,
+/// 0 * inf where a bound overflowed) proves nothing, and a comparison with it must never pass
+/// for a proof.
+Interval without_nan(const Interval& b);
 
 /// `b` intersected with the limits of `node` in `state` (`b` itself when it has none).
 Interval limited(const BoundState& state, int node, Interval b);

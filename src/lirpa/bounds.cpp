@@ -27,8 +27,10 @@ std::string method_name(Method method) {
   return "?";
 }
 
-BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const at::Tensor& upper,
-                            const BoundOptions& options, const at::Tensor& c) {
+namespace {
+
+BoundsResult bounds_of(const Graph& graph, const at::Tensor& lower, const at::Tensor& upper,
+                       const BoundOptions& options, const at::Tensor& c) {
   TESSERA_CHECK(options.dtype == at::kFloat || options.dtype == at::kDouble, Unsupported,
                 "bounds are computed in float32 or float64");
   TESSERA_CHECK(lower.numel() == graph.input_size() && upper.numel() == graph.input_size(), DimensionMismatch,
@@ -39,6 +41,7 @@ BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const a
   OpEnv env{graph.params(), options.dtype};
   detail::BoundState state(graph.nodes().size());
   state.shard_rows = options.shard_rows;
+  state.intersect_reference = options.intersect_ibp;
   std::vector<int64_t> s{1};
   s.insert(s.end(), graph.input_shape().begin(), graph.input_shape().end());
   state.bounds[0] = Interval{lower.to(options.dtype).reshape(s), upper.to(options.dtype).reshape(s)};
@@ -103,6 +106,16 @@ BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const a
   result.lower = lb.slice(0, 0, k);
   result.upper = -lb.slice(0, k);  // upper of c y = -lower of (-c) y
   return finish(result);
+}
+
+}  // namespace
+
+BoundsResult compute_bounds(const Graph& graph, const at::Tensor& lower, const at::Tensor& upper,
+                            const BoundOptions& options, const at::Tensor& c) {
+  BoundsResult r = bounds_of(graph, lower, upper, options, c);
+  Interval out = detail::without_nan({r.lower, r.upper});  // a NaN bound proves nothing
+  r.lower = out.lower, r.upper = out.upper;
+  return r;
 }
 
 }  // namespace tessera::lirpa

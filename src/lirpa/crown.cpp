@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "propagation.h"
 #include "tessera/core/error.h"
@@ -29,6 +30,12 @@ at::Tensor any_rank(dist::Communicator& comm, const at::Tensor& flags) {
   at::Tensor t = flags.to(at::kLong).contiguous();
   comm.all_reduce(t, dist::ReduceOp::Max);  // element-wise or
   return t > 0;
+}
+
+Interval without_nan(const Interval& b) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return {at::where(at::isnan(b.lower), at::full_like(b.lower, -kInf), b.lower),
+          at::where(at::isnan(b.upper), at::full_like(b.upper, kInf), b.upper)};
 }
 
 Interval limited(const BoundState& state, int node, Interval b) {
@@ -140,14 +147,18 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
   return {idx, need.index_select(1, idx)};
 }
 
-Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight) {
+Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect) {
   const int64_t domains = ref.lower.size(0);
   using at::indexing::Slice;
   at::Tensor l = ref.lower.reshape({domains, -1}).clone(), u = ref.upper.reshape({domains, -1}).clone();
   if (needed.idx.numel() > 0) {
-    // l[d, idx] = tight where domain d needs it, the reference elsewhere (stable neurons)
-    l.index_put_({Slice(), needed.idx}, at::where(needed.need, tight.lower, l.index({Slice(), needed.idx})));
-    u.index_put_({Slice(), needed.idx}, at::where(needed.need, tight.upper, u.index({Slice(), needed.idx})));
+    // l[d, idx] = tight where domain d needs it (max(tight, reference) with `intersect`: both
+    // are sound), the reference elsewhere (stable neurons)
+    at::Tensor rl = l.index({Slice(), needed.idx}), ru = u.index({Slice(), needed.idx});
+    at::Tensor tl = intersect ? at::max(tight.lower, rl) : tight.lower;
+    at::Tensor tu = intersect ? at::min(tight.upper, ru) : tight.upper;
+    l.index_put_({Slice(), needed.idx}, at::where(needed.need, tl, rl));
+    u.index_put_({Slice(), needed.idx}, at::where(needed.need, tu, ru));
   }
   return {l.reshape(ref.lower.sizes()), u.reshape(ref.upper.sizes())};
 }
@@ -166,7 +177,8 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
         NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p], state.shard_domains.get());
         Interval tight;
         if (needed.idx.numel() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);
-        state.bounds[p] = limited(state, p, with_needed(*ref[p], needed, tight));
+        state.bounds[p] =
+            without_nan(limited(state, p, with_needed(*ref[p], needed, tight, state.intersect_reference)));
         ref[p] = state.bounds[p];
       }
     }

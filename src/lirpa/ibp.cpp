@@ -13,7 +13,7 @@ void ibp_all(const Graph& graph, BoundState& state, const OpEnv& env) {
     if (node.id == 0 || state.bounds[node.id]) continue;
     std::vector<Interval> in;
     for (int i : node.inputs) in.push_back(*state.bounds[i]);
-    state.bounds[node.id] = node.op->ibp(env, in);
+    state.bounds[node.id] = without_nan(node.op->ibp(env, in));
     if (node.id == graph.output_id()) break;
   }
 }

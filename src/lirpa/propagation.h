@@ -40,8 +40,8 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
                                       dist::Communicator* agree = nullptr);
 
 /// The reference bounds `[D, *shape]` with `tight` (`[D, |idx|]`, crown_rows) put at the
-/// positions each domain needs.
-Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight);
+/// positions each domain needs (intersected with the reference there when `intersect`).
+Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect = false);
 
 /// The rows [C; -C] (or [I; -I]) over the output node.
 APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);

@@ -419,10 +419,12 @@ Search search(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, const 
   return s;
 }
 
-// lower bound of c_0 y by CROWN over the box, and its sampled minimum
+// lower bound of c_0 y by CROWN over the box (intersected with IBP, as the search's root),
+// and its sampled minimum
 std::pair<double, double> gap(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, const at::Tensor& c) {
   BoundOptions bo;
   bo.method = Method::Crown;
+  bo.intersect_ibp = true;
   double lb = compute_bounds(g, lo, hi, bo, c).lower[0].item<double>();
   at::Tensor x = lo + (hi - lo) * at::rand({20000, lo.numel()}, at::kDouble);
   double m = at::matmul(g.forward(x, at::kDouble), c.t()).min().item<double>();

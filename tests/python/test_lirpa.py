@@ -92,6 +92,19 @@ def test_bounds_with_specification_matrix():
     assert (lo <= cy.min(0).values + 1e-9).all() and (up >= cy.max(0).values - 1e-9).all()
 
 
+def test_crown_intersected_with_ibp_is_tighter_and_sound():
+    net = mlp()
+    model = lirpa.BoundedModel.from_module(net, torch.zeros(1, 4))
+    lower, upper = -torch.ones(4, dtype=D), torch.ones(4, dtype=D)
+    lo, up = model.compute_bounds(lower, upper, method="crown")
+    tlo, tup = model.compute_bounds(lower, upper, method="crown", intersect_ibp=True)
+    x = lower + 2 * torch.rand(2000, 4, dtype=D)
+    with torch.no_grad():
+        y = net.double()(x)
+    assert (tlo <= y.min(0).values + 1e-9).all() and (tup >= y.max(0).values - 1e-9).all()
+    assert (tlo >= lo - 1e-12).all() and (tup <= up + 1e-12).all()
+
+
 def test_verify_test_instances(shared_data):
     test = shared_data / "vnncomp2021" / "test"
     sat = lirpa.verify(test / "test_sat.onnx", test / "test_prop.vnnlib", timeout=30)

@@ -67,6 +67,11 @@ struct BoundOptions {
   /// `[1, *shape]`, e.g. an earlier run's BoundsResult::intermediate), taken as they are
   /// instead of being recomputed. Null: none.
   const std::map<int, Interval>* known_intermediate = nullptr;
+  /// CROWN and alpha-CROWN: each intermediate bound CROWN computes is intersected with the
+  /// interval bound from the bounds before it (both sound) instead of replacing it. Tighter
+  /// than auto_LiRPA's CROWN, which replaces it (so off by default: the bounds then equal
+  /// auto_LiRPA's); verification turns it on.
+  bool intersect_ibp = false;
 };
 
 /// Bounds per specification row (or per raw output).

@@ -63,6 +63,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   const int64_t domains = sel.numel(), k = c.size(0), n_in = graph.input_size();
   BoundState state(graph.nodes().size());
   state.limits.resize(graph.nodes().size());
+  state.intersect_reference = true;  // as the incomplete stage's bounds
   state.shard_domains = shard;
   state.batch_domains = batch_domains;
   state.bounds[0] = Interval{d.xl.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains)),
@@ -126,6 +127,8 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
                                   stop, shard.get());
     if (!stand_in) out.lb.index_copy_(0, open, lb);
   }
+  // a NaN bound (an overflowed relaxation) proves nothing: -inf
+  out.lb = at::where(at::isnan(out.lb), at::full_like(out.lb, -kInf), out.lb);
   // the constraints of an infeasible domain contradict each other: nothing to prove there
   at::Tensor bad = out.infeasible.view({domains, 1});
   out.lb = at::where(bad, at::full_like(out.lb, kInf), out.lb);

@@ -42,6 +42,7 @@ void bound_stage(const Graph& graph, const Property& property, const VerifyOptio
   bo.alpha.stop = clock.stop_test();
   bo.want_upper = false;  // only lower(C y) - rhs decides a disjunct
   bo.keep_intermediate = true;
+  bo.intersect_ibp = true;  // the tightest sound bounds, not auto_LiRPA's CROWN exactly
   for (size_t c = 0; c < property.cases.size(); ++c) {
     const PropertyCase& pc = property.cases[c];
     bool any_open = false;
