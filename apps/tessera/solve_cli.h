@@ -32,6 +32,8 @@ struct SolveCommandOptions {
 /// Throws InvalidInput unless exactly one of A.mtx, --poisson2d, --poisson3d, --diffusion2d,
 /// --diffusion3d, --fe-laplacian2d is given; Unsupported for the last three under mpirun.
 void check_matrix_source(const SolveCommandOptions& o);
+/// The matrix source of `o` whole, in one process (check_matrix_source first).
+sla::SparseTensor load_matrix(const SolveCommandOptions& o);
 sla::SolveOptions to_solve_options(const SolveCommandOptions& o);
 /// Prints the outcome (text or JSON, on rank 0 only) and returns the exit code:
 /// 0 when converged, kExitNumerical otherwise (with the reason on standard error).

@@ -20,17 +20,6 @@
 namespace tessera::app {
 namespace {
 
-
-sla::SparseTensor load_matrix(const SolveCommandOptions& o) {
-  check_matrix_source(o);
-  if (o.poisson2d > 0) return sla::poisson2d(o.poisson2d);
-  if (o.poisson3d > 0) return sla::poisson3d(o.poisson3d);
-  if (o.diffusion2d > 0) return sla::variable_diffusion2d(o.diffusion2d, {o.sigma, o.seed});
-  if (o.diffusion3d > 0) return sla::variable_diffusion3d(o.diffusion3d, {o.sigma, o.seed});
-  if (o.fe_laplacian2d > 0) return sla::fe_laplacian2d(o.fe_laplacian2d, {o.jitter, true, o.seed});
-  return sla::read_sparse_matrix_market(o.matrix);
-}
-
 int run_solve(const SolveCommandOptions& o) {
   // under mpirun -np P > 1, and MUMPS (distributed only) on any number of ranks
   if (dist::world()->size() > 1 || o.backend == "mumps") return run_distributed_solve(o);

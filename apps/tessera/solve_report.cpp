@@ -1,4 +1,5 @@
-// Shared parts of `tessera solve`: option conversion and the printed report.
+// Shared parts of `tessera solve` (and eigsh, logdet): the matrix source, option conversion
+// and the printed report.
 
 #include <cstdlib>
 #include <iostream>
@@ -8,6 +9,8 @@
 #include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/dist/guard.h"
+#include "tessera/sla/generators.h"
+#include "tessera/sla/matrix_market.h"
 
 namespace tessera::app {
 
@@ -19,6 +22,16 @@ void check_matrix_source(const SolveCommandOptions& o) {
                 "--fe-laplacian2d N");
   TESSERA_CHECK(generated == 0 || dist::world()->size() == 1, Unsupported,
                 "--diffusion2d, --diffusion3d and --fe-laplacian2d run in one process (without mpirun)");
+}
+
+sla::SparseTensor load_matrix(const SolveCommandOptions& o) {
+  check_matrix_source(o);
+  if (o.poisson2d > 0) return sla::poisson2d(o.poisson2d);
+  if (o.poisson3d > 0) return sla::poisson3d(o.poisson3d);
+  if (o.diffusion2d > 0) return sla::variable_diffusion2d(o.diffusion2d, {o.sigma, o.seed});
+  if (o.diffusion3d > 0) return sla::variable_diffusion3d(o.diffusion3d, {o.sigma, o.seed});
+  if (o.fe_laplacian2d > 0) return sla::fe_laplacian2d(o.fe_laplacian2d, {o.jitter, true, o.seed});
+  return sla::read_sparse_matrix_market(o.matrix);
 }
 
 sla::SolveOptions to_solve_options(const SolveCommandOptions& o) {

@@ -35,15 +35,6 @@ struct SpectralOptions {
 
 bool distributed() { return dist::world()->size() > 1; }
 
-sla::SparseTensor load_one_process(const SolveCommandOptions& o) {
-  check_matrix_source(o);
-  if (o.poisson2d > 0) return sla::poisson2d(o.poisson2d);
-  if (o.poisson3d > 0) return sla::poisson3d(o.poisson3d);
-  if (o.diffusion2d > 0) return sla::variable_diffusion2d(o.diffusion2d, {o.sigma, o.seed});
-  if (o.diffusion3d > 0) return sla::variable_diffusion3d(o.diffusion3d, {o.sigma, o.seed});
-  if (o.fe_laplacian2d > 0) return sla::fe_laplacian2d(o.fe_laplacian2d, {o.jitter, true, o.seed});
-  return sla::read_sparse_matrix_market(o.matrix);
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -74,7 +65,7 @@ int run_eigsh(const SpectralOptions& o) {
     n = a.rows();
     r = sla::deigsh(a, options);
   } else {
-    sla::SparseTensor a = load_one_process(o.source);
+    sla::SparseTensor a = load_matrix(o.source);
     n = a.rows();
     r = sla::eigsh(a, options);
   }
@@ -102,7 +93,7 @@ int run_logdet(const SpectralOptions& o) {
     n = a.rows();
     r = sla::dslogdet(a);
   } else {
-    sla::SparseTensor a = load_one_process(o.source);
+    sla::SparseTensor a = load_matrix(o.source);
     n = a.rows();
     sla::DetOptions det;
     det.backend = sla::parse_backend(o.source.backend);

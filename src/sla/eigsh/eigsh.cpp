@@ -116,14 +116,7 @@ at::Tensor fix_signs(const at::Tensor& v) {
 }
 
 EigshResult failed(const SparseTensor& a, int64_t k, EigshInfo info) {
-  EigshResult r;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  r.eigenvalues = at::full({k}, nan, a.values().options().requires_grad(false));
-  r.eigenvectors = at::full({a.rows(), k}, nan, a.values().options().requires_grad(false));
-  info.residuals = at::full({k}, nan, at::kDouble);
-  info.max_residual = std::numeric_limits<double>::infinity();
-  r.info = std::move(info);
-  return r;
+  return detail::failed_eigsh(a.rows(), k, a.values().options(), std::move(info));
 }
 
 }  // namespace

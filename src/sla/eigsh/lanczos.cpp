@@ -6,6 +6,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "tessera/core/error.h"
 
@@ -44,6 +45,17 @@ std::pair<at::Tensor, at::Tensor> next_block(const LanczosSpace& s, const at::Te
 }
 
 }  // namespace
+
+EigshResult failed_eigsh(int64_t rows, int64_t k, const at::TensorOptions& options, EigshInfo info) {
+  EigshResult r;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.eigenvalues = at::full({k}, nan, options.requires_grad(false));
+  r.eigenvectors = at::full({rows, k}, nan, options.requires_grad(false));
+  info.residuals = at::full({k}, nan, at::kDouble);
+  info.max_residual = std::numeric_limits<double>::infinity();
+  r.info = std::move(info);
+  return r;
+}
 
 LanczosParams lanczos_params(const EigshOptions& o, int64_t n, bool spectra) {
   LanczosParams p;

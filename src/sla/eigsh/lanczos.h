@@ -14,6 +14,10 @@
 
 namespace tessera::sla::detail {
 
+/// The result of an eigsh that did not converge: NaN eigenpairs ([k], [rows, k] of
+/// `options`' dtype), NaN residuals and an infinite largest residual, `info` otherwise kept.
+EigshResult failed_eigsh(int64_t rows, int64_t k, const at::TensorOptions& options, EigshInfo info);
+
 /// Y = op(X) for X [n, b] (float64, contiguous); returns [n, b].
 using BlockOperator = std::function<at::Tensor(const at::Tensor&)>;
 
