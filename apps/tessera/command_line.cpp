@@ -24,6 +24,14 @@ std::string first_command_word(int argc, const char* const* argv) {
   return "";
 }
 
+// "info, solve, ...": the names of `app`'s subcommands, in the order they were added.
+std::string command_names(CLI::App& app) {
+  std::string names;
+  for (const CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + s->get_name();
+  return names;
+}
+
 // Global options and subcommands on `app`; the options write into `global`, the chosen
 // subcommand's callback into `body`.
 void add_command_line(CLI::App& app, GlobalOptions& global, CommandBody& body) {
@@ -66,7 +74,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     const std::string word = first_command_word(argc, argv);
     if (!word.empty() && app.get_subcommands([&](CLI::App* s) { return s->check_name(word); }).empty()) {
       parsed.err = "tessera: error: unknown command '" + word +
-                   "' (commands: info, solve, bounds, verify, bench; see tessera --help)\n";
+                   "' (commands: " + command_names(app) + "; see tessera --help)\n";
     } else {
       parsed.err = std::string("tessera: error: ") + e.what() + " (see tessera --help)\n";
     }

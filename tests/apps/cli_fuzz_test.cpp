@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,24 @@ TEST(CliFuzz, MistakesExitTwoWithOneLineNamingTheProblem) {
     EXPECT_EQ(cli.err.find('\n'), cli.err.size() - 1) << cli.err;
     EXPECT_NE(cli.err.find(c.expect), std::string::npos) << cli.err;
   }
+}
+
+// The unknown-command message lists every subcommand that --help lists.
+TEST(CliFuzz, UnknownCommandListsEveryCommand) {
+  const std::string help = parse({"--help"}).out;
+  const std::string err = parse({"no-such-command"}).err;
+  const std::size_t from = err.find("(commands: ") + 11, to = err.find(';', from);
+  ASSERT_NE(to, std::string::npos) << err;
+  const std::string listed = ", " + err.substr(from, to - from) + ",";
+  std::istringstream lines(help.substr(help.find("Subcommands:")));
+  std::string line, name;
+  std::getline(lines, line);
+  int n = 0;
+  while (std::getline(lines, line) && std::istringstream(line) >> name) {
+    ++n;
+    EXPECT_NE(listed.find(", " + name + ","), std::string::npos) << name << " missing from: " << err;
+  }
+  EXPECT_GE(n, 7) << help;
 }
 
 }  // namespace
