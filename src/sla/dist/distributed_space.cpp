@@ -9,8 +9,9 @@
 
 namespace tessera::sla::detail {
 
-KrylovSpace distributed_krylov_space(const DSparseTensor& a) {
-  std::shared_ptr<dist::Communicator> comm = a.comm();
+KrylovSpace distributed_krylov_space(const DSparseTensor& a) { return distributed_krylov_space(a.comm(), a.rows()); }
+
+KrylovSpace distributed_krylov_space(const std::shared_ptr<dist::Communicator>& comm, int64_t global_size) {
   KrylovSpace space;
   space.dot = [comm](const at::Tensor& u, const at::Tensor& v) {
     at::Tensor s = at::dot(u, v).to(at::kDouble).reshape({1}).contiguous();  // <u, v>_r
@@ -27,7 +28,7 @@ KrylovSpace distributed_krylov_space(const DSparseTensor& a) {
     comm->all_reduce(f, dist::ReduceOp::Max);
     return f.item<int32_t>() != 0;
   };
-  space.global_size = a.rows();
+  space.global_size = global_size;
   return space;
 }
 

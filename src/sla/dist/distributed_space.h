@@ -15,6 +15,8 @@ namespace tessera::sla::detail {
 
 /// Inner products <u, v> = sum_r <u_r, v_r> over the ranks of `a`'s communicator.
 KrylovSpace distributed_krylov_space(const DSparseTensor& a);
+/// The same over the ranks of `comm` for vectors of `global_size` entries in all.
+KrylovSpace distributed_krylov_space(const std::shared_ptr<dist::Communicator>& comm, int64_t global_size);
 
 /// Block inner products Q W summed over the ranks; QR of a block [owned, b] by TSQR (each
 /// rank's R_r, all-gathered, factorised again: W = (Q_r Q'_r) R on every rank alike); the

@@ -99,7 +99,8 @@ KrylovResult run_minres(const LinearOperator& a, const KrylovPreconditioner& m, 
 /// Solves A x = b (b [n]) with options.method (CG, BiCGStab, GMRES or MINRES) and
 /// options.preconditioner; fills info (iterations, true relative residual, status).
 /// None and Jacobi (from `diagonal`) are made here; the set-up preconditioners (BlockJacobi,
-/// AMG, IC0, ILU0, BoomerAMG) come as `set_up_preconditioner`, M^{-1} r = (*op)(r).
+/// AMG, IC0, ILU0, BoomerAMG) and a user's hook (solve_operator, options.preconditioner None)
+/// come as `set_up_preconditioner`, M^{-1} r = (*op)(r), which is used whenever given.
 /// `space` (optional) makes the solve distributed: b, the diagonal and the operator act
 /// on this rank's entries, and inner products go through the space.
 at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, const at::Tensor& b,

@@ -113,7 +113,7 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
   TESSERA_CHECK(plain || set_up_preconditioner != nullptr, Unsupported, "preconditioner '",
                 to_string(options.preconditioner), "' is not available here (block-jacobi is for distributed "
                 "solves; amg, ic0, ilu0, boomeramg for single-process solve())");
-  const KrylovPreconditioner m = !plain ? KrylovPreconditioner::set_up(*set_up_preconditioner)   // M^{-1} r = op(r)
+  const KrylovPreconditioner m = set_up_preconditioner ? KrylovPreconditioner::set_up(*set_up_preconditioner)   // M^{-1} r = op(r)
                                  : options.preconditioner == Preconditioner::Jacobi ? make_jacobi(diagonal, options.method)
                                                                                     : KrylovPreconditioner::identity();
   KrylovResult result;
