@@ -23,6 +23,9 @@ void bind_dist(py::module_& m);
 /// held through a deleter that takes the GIL, and each call takes it back.
 std::function<at::Tensor(const at::Tensor&, const std::vector<at::Tensor>&)> wrap_residual(const py::function& residual);
 
+/// tessera._C.sla: solve_operator and dsolve_operator (user linear operators as callables).
+void bind_operator(py::module_& m);
+
 /// tessera._C.lirpa: Graph (ONNX), compute_bounds, verify.
 void bind_lirpa(py::module_& m);
 

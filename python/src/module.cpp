@@ -95,6 +95,7 @@ PYBIND11_MODULE(_C, m) {
   pybind11::module_ sla = m.def_submodule("sla", "Differentiable sparse linear algebra (C++ bindings).");
   tp::bind_sla(sla);
   tp::bind_dist(sla);
+  tp::bind_operator(sla);
   pybind11::module_ lirpa = m.def_submodule("lirpa", "Bound propagation and verification (C++ bindings).");
   tp::bind_lirpa(lirpa);
 }

@@ -204,6 +204,22 @@ class sla:
     def nonlinear_solve(residual, u0: torch.Tensor, params: Sequence[torch.Tensor],
                         options: "sla.NonlinearOptions") -> Tuple[torch.Tensor, "sla.NonlinearInfo"]: ...
     @staticmethod
+    def solve_operator(apply: Callable[[torch.Tensor, List[torch.Tensor]], torch.Tensor],
+                       apply_transposed: Optional[Callable[[torch.Tensor, List[torch.Tensor]], torch.Tensor]],
+                       symmetric: bool, b: torch.Tensor, params: Sequence[torch.Tensor], method: str, rtol: float,
+                       atol: float, maxiter: int, gmres_restart: int,
+                       preconditioner: Optional[Callable[[torch.Tensor], torch.Tensor]],
+                       preconditioner_transposed: Optional[Callable[[torch.Tensor], torch.Tensor]]
+                       ) -> Tuple[torch.Tensor, "sla.SolveInfo"]: ...
+    @staticmethod
+    def dsolve_operator(apply: Callable[[torch.Tensor, List[torch.Tensor]], torch.Tensor],
+                        apply_transposed: Optional[Callable[[torch.Tensor, List[torch.Tensor]], torch.Tensor]],
+                        symmetric: bool, b: torch.Tensor, params: Sequence[torch.Tensor], method: str, rtol: float,
+                        atol: float, maxiter: int, gmres_restart: int,
+                        preconditioner: Optional[Callable[[torch.Tensor], torch.Tensor]],
+                        preconditioner_transposed: Optional[Callable[[torch.Tensor], torch.Tensor]]
+                        ) -> Tuple[torch.Tensor, "sla.SolveInfo"]: ...
+    @staticmethod
     def read_mtx(path: str, dtype: Optional[torch.dtype] = ...) -> "sla.SparseTensor": ...
     @staticmethod
     def read_dense_mtx(path: str) -> torch.Tensor: ...

@@ -41,6 +41,8 @@ __all__ = [
     "logdet",
     "slogdet",
     "nonlinear_solve",
+    "solve_operator",
+    "dsolve_operator",
     "read_mtx",
     "read_dense_mtx",
     "write_mtx",
@@ -461,10 +463,11 @@ def nonlinear_solve(residual: Callable[..., torch.Tensor], u0: torch.Tensor, *pa
     return (u, info) if return_info else u
 
 
-# The matrix constructors, the list and the distributed matrix live in their own files;
-# they are part of this module.
+# The matrix constructors, the list, the distributed matrix and the user-operator solves
+# live in their own files; they are part of this module.
 from ._sla_matrices import (  # noqa: E402
     convection_diffusion2d, diffusion2d, fe_laplacian2d, poisson2d, poisson3d, read_dense_mtx, read_mtx,
     shifted_laplacian2d, variable_diffusion2d, variable_diffusion3d, write_mtx)
 from ._sla_list import SparseTensorList  # noqa: E402
 from ._sla_dist import DSparseTensor, DSparseTensorBatch, dnonlinear_solve  # noqa: E402
+from ._sla_operator import dsolve_operator, solve_operator  # noqa: E402
