@@ -33,7 +33,7 @@ def _call(fn: Optional[Operator]):
 def solve_operator(op: Operator, b: torch.Tensor, *params: torch.Tensor, op_t: Optional[Operator] = None,
                    symmetric: bool = False, preconditioner: Optional[Hook] = None,
                    preconditioner_t: Optional[Hook] = None, method: str = "auto", rtol: float = 1e-10,
-                   atol: float = 0.0, max_iter: int = 0, gmres_restart: int = 50, return_info: bool = False):
+                   atol: float = 0.0, maxiter: int = 0, gmres_restart: int = 50, return_info: bool = False):
     """Solves ``A(params) x = b`` where ``A`` is given by ``op(x, *params)``.
 
     Args:
@@ -50,7 +50,7 @@ def solve_operator(op: Operator, b: torch.Tensor, *params: torch.Tensor, op_t: O
         preconditioner_t: ``r -> M^{-T} r`` for the adjoint solve.
         method: ``"auto"`` (``"cg"`` when ``symmetric``, else ``"gmres"``), ``"cg"``,
             ``"bicgstab"``, ``"gmres"`` or ``"minres"``.
-        rtol, atol: stop when ``||r|| <= max(rtol ||b||, atol)``; max_iter: 0 means ``10 n``.
+        rtol, atol: stop when ``||r|| <= max(rtol ||b||, atol)``; maxiter: 0 means ``10 n``.
 
     Returns:
         ``x`` shaped like ``b`` (and a :class:`SolveInfo` with ``return_info=True``). A solve
@@ -72,14 +72,14 @@ def solve_operator(op: Operator, b: torch.Tensor, *params: torch.Tensor, op_t: O
     """
     ps = _params("solve_operator", params)
     x, info = _sla.solve_operator(_call(op), _call(op_t), bool(symmetric), b, ps, str(method).lower(), float(rtol),
-                                  float(atol), int(max_iter), int(gmres_restart), preconditioner, preconditioner_t)
+                                  float(atol), int(maxiter), int(gmres_restart), preconditioner, preconditioner_t)
     return (x, info) if return_info else x
 
 
 def dsolve_operator(op: Operator, b_owned: torch.Tensor, *params: torch.Tensor, op_t: Optional[Operator] = None,
                     symmetric: bool = False, preconditioner: Optional[Hook] = None,
                     preconditioner_t: Optional[Hook] = None, method: str = "auto", rtol: float = 1e-10,
-                    atol: float = 0.0, max_iter: int = 0, gmres_restart: int = 50, return_info: bool = False):
+                    atol: float = 0.0, maxiter: int = 0, gmres_restart: int = 50, return_info: bool = False):
     """:func:`solve_operator` across the ranks of an ``mpirun`` job (collective).
 
     Each rank owns rows of the vectors: ``b_owned``, ``x`` and the vectors handed to ``op``,
@@ -94,6 +94,6 @@ def dsolve_operator(op: Operator, b_owned: torch.Tensor, *params: torch.Tensor, 
     """
     ps = _params("dsolve_operator", params)
     x, info = _sla.dsolve_operator(_call(op), _call(op_t), bool(symmetric), b_owned, ps, str(method).lower(),
-                                   float(rtol), float(atol), int(max_iter), int(gmres_restart), preconditioner,
+                                   float(rtol), float(atol), int(maxiter), int(gmres_restart), preconditioner,
                                    preconditioner_t)
     return (x, info) if return_info else x

@@ -85,8 +85,8 @@ def test_preconditioner_hook_is_called_and_cuts_iterations():
         calls.append(1)
         return r / diag
 
-    _, plain = sla.solve_operator(diffusion, rhs(), k, symmetric=True, max_iter=1000, return_info=True)
-    _, pre = sla.solve_operator(diffusion, rhs(), k, symmetric=True, max_iter=1000, preconditioner=jacobi,
+    _, plain = sla.solve_operator(diffusion, rhs(), k, symmetric=True, maxiter=1000, return_info=True)
+    _, pre = sla.solve_operator(diffusion, rhs(), k, symmetric=True, maxiter=1000, preconditioner=jacobi,
                                 return_info=True)
     assert plain.status == "converged" and pre.status == "converged"
     assert pre.iterations < plain.iterations, (pre.iterations, plain.iterations)
@@ -113,7 +113,7 @@ def test_transposed_preconditioner_runs_in_the_adjoint_solve():
 
 
 def test_not_converged_is_reported():
-    _, info = sla.solve_operator(diffusion, rhs(), kappa0(), symmetric=True, max_iter=2, return_info=True)
+    _, info = sla.solve_operator(diffusion, rhs(), kappa0(), symmetric=True, maxiter=2, return_info=True)
     assert info.status == "not_converged" and info.iterations == 2
 
 
