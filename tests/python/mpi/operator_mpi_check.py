@@ -1,7 +1,8 @@
 """sla.dsolve_operator across ranks from Python (run by ctest at 2 ranks: python_mpi_np2):
 an operator that is DSparseTensor.matvec (halo exchange inside the user's function) gives
 one process's solve_operator solution and gradients in b and in the matrix values, with CG
-and a Jacobi hook (symmetric) and with GMRES whose transpose is autograd through matvec.
+and a Jacobi hook (symmetric) and with GMRES whose transpose is autograd through matvec;
+an operator that gathers x with mpi4py gives one process's solution and gradient in κ.
 Every test is collective.
 
     mpirun -np 2 /usr/bin/python3 -m pytest -q tests/python/mpi/operator_mpi_check.py
@@ -58,3 +59,29 @@ def test_matvec_operator_matches_one_process_with_gradients(symmetric):
     # contiguous rows: the ranks' values, in rank order, are A's values
     grads = torch.cat([torch.as_tensor(g) for g in COMM.allgather(values.grad.numpy())])
     assert torch.allclose(grads, ref_values.grad, rtol=0, atol=1e-9 * float(ref_values.grad.abs().max()))
+
+
+def test_operator_communicating_through_mpi4py_matches_one_process():
+    n = 40
+    counts = [n // COMM.Get_size() + (1 if r < n % COMM.Get_size() else 0) for r in range(COMM.Get_size())]
+    offset, rows = sum(counts[:COMM.Get_rank()]), counts[COMM.Get_rank()]
+
+    def diffusion(x, kappa):   # 1D -(kappa u')' on n cells, kappa on the n + 1 faces
+        u = torch.nn.functional.pad(x, (1, 1))
+        flux = kappa * (u[1:] - u[:-1])
+        return flux[:-1] - flux[1:]
+
+    def op(x, kappa):   # gathers x with mpi4py (not differentiable in x: symmetric, so not needed)
+        full = torch.cat([torch.as_tensor(p) for p in COMM.allgather(x.detach().numpy())])
+        return diffusion(full, kappa)[offset:offset + rows]
+
+    kappa = (1.0 + 0.5 * torch.sin(torch.arange(n + 1, dtype=D))).requires_grad_()
+    b_full = torch.cos(torch.arange(n, dtype=D))
+    x = sla.dsolve_operator(op, b_full[offset:offset + rows].clone(), kappa, symmetric=True, rtol=1e-13)
+    x.square().sum().backward()
+    ref_kappa = kappa.detach().clone().requires_grad_()
+    ref = sla.solve_operator(diffusion, b_full, ref_kappa, symmetric=True, rtol=1e-13)
+    ref.square().sum().backward()
+    gathered = torch.cat([torch.as_tensor(p) for p in COMM.allgather(x.detach().numpy())])
+    assert torch.allclose(gathered, ref.detach(), rtol=0, atol=1e-10 * float(ref.abs().max()))
+    assert torch.allclose(allsum(kappa.grad), ref_kappa.grad, rtol=0, atol=1e-9 * float(ref_kappa.grad.abs().max()))
