@@ -2,7 +2,8 @@
 an operator that is DSparseTensor.matvec (halo exchange inside the user's function) gives
 one process's solve_operator solution and gradients in b and in the matrix values, with CG
 and a Jacobi hook (symmetric) and with GMRES whose transpose is autograd through matvec;
-an operator that gathers x with mpi4py gives one process's solution and gradient in κ.
+an operator that gathers x with mpi4py gives one process's solution and gradient in κ, also
+when all rows are on rank 0.
 Every test is collective.
 
     mpirun -np 2 /usr/bin/python3 -m pytest -q tests/python/mpi/operator_mpi_check.py
@@ -61,9 +62,12 @@ def test_matvec_operator_matches_one_process_with_gradients(symmetric):
     assert torch.allclose(grads, ref_values.grad, rtol=0, atol=1e-9 * float(ref_values.grad.abs().max()))
 
 
-def test_operator_communicating_through_mpi4py_matches_one_process():
+@pytest.mark.parametrize("split", ["balanced", "rank0"])   # rank0: the other ranks own no rows
+def test_operator_communicating_through_mpi4py_matches_one_process(split):
     n = 40
     counts = [n // COMM.Get_size() + (1 if r < n % COMM.Get_size() else 0) for r in range(COMM.Get_size())]
+    if split == "rank0":
+        counts = [n] + [0] * (COMM.Get_size() - 1)
     offset, rows = sum(counts[:COMM.Get_rank()]), counts[COMM.Get_rank()]
 
     def diffusion(x, kappa):   # 1D -(kappa u')' on n cells, kappa on the n + 1 faces
