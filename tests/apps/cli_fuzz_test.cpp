@@ -1,44 +1,32 @@
-// The command-line fuzz corpus (fuzz/corpus/cli, fuzz/regressions/cli; `make fuzz`) through
-// the normal build's parser, and the answers the tool gives to a few command lines: a
-// command to run, --help/--version, or exit code 2 with one line.
+// The command-line fuzz corpus (fuzz/corpus/cli, fuzz/regressions/cli; `make fuzz`) and
+// seeded mutations of it (tests/fuzz_smoke.h) through the normal build's parser, and the
+// answers the tool gives to a few command lines: a command to run, --help/--version, or exit
+// code 2 with one line.
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_input.h"
 #include "command_line.h"
+#include "fuzz_smoke.h"
 
 namespace tessera::app {
 namespace {
-
-namespace fs = std::filesystem;
 
 ParsedCommandLine parse(std::vector<const char*> words) {
   words.insert(words.begin(), "tessera");
   return parse_command_line(static_cast<int>(words.size()), words.data());
 }
 
-TEST(CliFuzz, CorpusGivesCleanAnswersOnly) {
-  int n = 0;
-  for (const char* dir : {"corpus", "regressions"}) {
-    const fs::path d = fs::path(TESSERA_SOURCE_DIR) / "fuzz" / dir / "cli";
-    if (!fs::is_directory(d)) continue;
-    for (const auto& e : fs::directory_iterator(d)) {
-      if (!e.is_regular_file()) continue;
-      ++n;
-      std::ifstream in(e.path(), std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const auto words = fuzz::cli_words(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-      EXPECT_EQ(fuzz::cli_problem(words), "") << e.path();
-    }
-  }
-  EXPECT_GE(n, 10);
+TEST(CliFuzz, CorpusAndMutationsGiveCleanAnswersOnly) {
+  const int n = test::fuzz_smoke("cli", 10, [](const std::string& bytes, const std::string& name) {
+    const auto words = fuzz::cli_words(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    EXPECT_EQ(fuzz::cli_problem(words), "") << name;
+  });
+  EXPECT_GE(n, 6000);
 }
 
 TEST(CliFuzz, WordsSplitAtWhitespaceOrAtNul) {
