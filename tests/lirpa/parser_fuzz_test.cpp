@@ -1,5 +1,6 @@
-// Inputs found by fuzzing the parsers (fuzz/, `make fuzz`), and the fuzz corpora run
-// through the normal build: every input either parses or throws a typed tessera::Error.
+// Inputs found by fuzzing the parsers (fuzz/, `make fuzz`), and the fuzz corpora with seeded
+// mutations of them run through the normal build (tests/fuzz_smoke.h): every input either
+// parses or throws a typed tessera::Error.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "tessera/lirpa/onnx_builder.h"
 #include "tessera/lirpa/verify_options.h"
 #include "tessera/lirpa/vnnlib.h"
+#include "fuzz_smoke.h"
 
 namespace tessera::lirpa {
 namespace {
@@ -28,26 +30,19 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-// Runs `parse` on every file of fuzz/corpus/<target> and fuzz/regressions/<target>;
-// returns how many were run. A non-tessera exception fails the test naming the file.
+// Runs `parse` on the corpus of `target` and on `per_input` mutations of each input
+// (tests/fuzz_smoke.h); returns how many inputs were run. A non-tessera exception fails the
+// test naming the input.
 template <class Parse>
-int run_corpus(const std::string& target, Parse parse) {
-  int n = 0;
-  for (const char* dir : {"corpus", "regressions"}) {
-    const fs::path d = fs::path(TESSERA_SOURCE_DIR) / "fuzz" / dir / target;
-    if (!fs::is_directory(d)) continue;
-    for (const auto& e : fs::directory_iterator(d)) {
-      if (!e.is_regular_file()) continue;
-      ++n;
-      try {
-        parse(read_file(e.path()), e.path().string());
-      } catch (const Error&) {
-      } catch (const std::exception& ex) {
-        ADD_FAILURE() << e.path() << ": untyped exception: " << ex.what();
-      }
+int run_corpus(const std::string& target, int per_input, Parse parse) {
+  return test::fuzz_smoke(target, per_input, [&](const std::string& bytes, const std::string& name) {
+    try {
+      parse(bytes, name);
+    } catch (const Error&) {
+    } catch (const std::exception& ex) {
+      ADD_FAILURE() << name << ": untyped exception: " << ex.what();
     }
-  }
-  return n;
+  });
 }
 
 const char* kTwoInputs = R"(
@@ -55,16 +50,18 @@ const char* kTwoInputs = R"(
 (assert (>= X_0 0)) (assert (<= X_0 1)) (assert (>= X_1 0)) (assert (<= X_1 1))
 )";
 
-TEST(ParserFuzz, VnnlibCorpusGivesTypedErrorsOnly) {
-  EXPECT_GE(run_corpus("vnnlib", [](const std::string& s, const std::string& src) { parse_vnnlib(s, src); }), 1);
+TEST(ParserFuzz, VnnlibCorpusAndMutationsGiveTypedErrorsOnly) {
+  EXPECT_GE(run_corpus("vnnlib", 50, [](const std::string& s, const std::string& src) { parse_vnnlib(s, src); }), 5000);
 }
 
-TEST(ParserFuzz, VerifyConfigCorpusGivesTypedErrorsOnly) {
-  EXPECT_GE(run_corpus("verify_config", [](const std::string& s, const std::string& src) { parse_verify_config(s, src); }), 1);
+TEST(ParserFuzz, VerifyConfigCorpusAndMutationsGiveTypedErrorsOnly) {
+  EXPECT_GE(run_corpus("verify_config", 10,
+                       [](const std::string& s, const std::string& src) { parse_verify_config(s, src); }),
+            1000);
 }
 
-TEST(ParserFuzz, OnnxCorpusGivesTypedErrorsOnly) {
-  run_corpus("onnx", [](const std::string& s, const std::string& src) { load_onnx_bytes(s, src); });
+TEST(ParserFuzz, OnnxCorpusAndMutationsGiveTypedErrorsOnly) {
+  EXPECT_GE(run_corpus("onnx", 20, [](const std::string& s, const std::string& src) { load_onnx_bytes(s, src); }), 2000);
 }
 
 // An input variable with coefficient 0 in an output constraint was written to row[index]
