@@ -34,6 +34,7 @@ namespace {
 struct AlphaPlan {
   std::vector<std::optional<Interval>> crown;  // CROWN bounds of the activation inputs
   std::map<int, NeededBounds> rows;            // start node -> flat positions bounded
+  std::set<int> from_inputs;                   // nodes bounded by ibp of their inputs' bounds
 };
 
 // Intermediate bounds with the current slopes (unstable positions; the others keep CROWN's).
@@ -43,6 +44,12 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
     if (node.id == 0 || !node.op->needs_input_bounds()) continue;
     for (int p : node.inputs) {
       if (state.bounds[p] || p == 0) continue;
+      if (plan.from_inputs.count(p)) {  // monotone: the exact range over its inputs' current bounds
+        std::vector<Interval> in;
+        for (int i : graph.node(p).inputs) in.push_back(*state.bounds[i]);
+        state.bounds[p] = limited(state, p, without_nan(graph.node(p).op->ibp(env, in)));
+        continue;
+      }
       const Interval& base = *plan.crown[p];
       const NeededBounds& needed = plan.rows.at(p);
       if (needed.idx.numel() == 0) {
@@ -97,8 +104,15 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   plan.crown = state.bounds;
   for (const Node& node : graph.nodes()) {
     if (node.id == 0 || node.id > graph.output_id() || !node.op->needs_input_bounds()) continue;
-    for (int p : node.inputs)
-      if (p != 0 && !plan.rows.count(p)) plan.rows[p] = positions_needing_bounds(graph, *node.op, p, *plan.crown[p]);
+    for (int p : node.inputs) {
+      if (p == 0 || plan.rows.count(p)) continue;
+      if (bounds_from_inputs(graph, plan.crown, p)) {
+        plan.from_inputs.insert(p);
+        plan.rows[p] = {at::empty({0}, at::kLong), at::empty({state.domains(), 0}, at::kBool)};  // no rows
+        continue;
+      }
+      plan.rows[p] = positions_needing_bounds(graph, *node.op, p, *plan.crown[p]);
+    }
   }
   std::map<std::pair<int, int>, at::Tensor> alphas;
   init_alphas(graph, plan, a->rows(), state.domains(), state.shard_rows, alphas, env);

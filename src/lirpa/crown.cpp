@@ -147,6 +147,14 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
   return {idx, need.index_select(1, idx)};
 }
 
+bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Interval>>& bounds, int p) {
+  const Node& pn = graph.node(p);
+  if (p == 0 || !pn.op->monotone()) return false;
+  for (int in : pn.inputs)
+    if (!bounds[in]) return false;
+  return true;
+}
+
 Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect) {
   const int64_t domains = ref.lower.size(0);
   using at::indexing::Slice;
@@ -174,6 +182,10 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
     if (node.op->needs_input_bounds()) {
       for (int p : node.inputs) {
         if (state.bounds[p]) continue;
+        if (bounds_from_inputs(graph, state.bounds, p)) {  // ref[p]: the exact range from them
+          state.bounds[p] = without_nan(limited(state, p, *ref[p]));
+          continue;
+        }
         NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p], state.shard_domains.get());
         Interval tight;
         if (needed.idx.numel() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);

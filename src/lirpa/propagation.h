@@ -39,6 +39,11 @@ struct NeededBounds {
 NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
                                       dist::Communicator* agree = nullptr);
 
+/// True when node p's intermediate bounds are its `ibp` of its inputs' `bounds`: p is a
+/// monotone elementwise op (BoundOp::monotone) whose inputs all have bounds. That interval
+/// is p's exact range over them, never looser than a CROWN pass from p (no rows needed).
+bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Interval>>& bounds, int p);
+
 /// The reference bounds `[D, *shape]` with `tight` (`[D, |idx|]`, crown_rows) put at the
 /// positions each domain needs (intersected with the reference there when `intersect`).
 Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect = false);

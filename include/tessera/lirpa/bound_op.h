@@ -69,6 +69,10 @@ class BoundOp {
   /// True when only inputs whose interval contains 0 need tight (CROWN) bounds: elsewhere
   /// the relaxation is exact whatever sound bounds are used (ReLU).
   virtual bool tight_bounds_only_across_zero() const { return false; }
+  /// True for an elementwise monotone function of one input: `ibp` of its input's bounds is
+  /// its exact range over them, and a CROWN pass through its relaxation never beats that (the
+  /// lines reach f only at the ends), so its own intermediate bounds come from `ibp`.
+  virtual bool monotone() const { return false; }
   /// True when the operator takes optimisable slopes (alpha-CROWN).
   virtual bool has_alpha() const { return false; }
   /// Initial alpha for rows S given input bounds (CROWN's slopes), `[1, *shape]`.

@@ -16,11 +16,6 @@
 //
 // IBP: x y lies between the least and the greatest of the four corner products (0 * inf
 // taken as 0: an unbounded side shows in another corner).
-//
-// Softmax's last product y_i = e_i * r with r = 1 / sum_j e_j (composite.cpp) also knows
-// y_i = e_i / (e_i + sum_{j != i} e_j), increasing in e_i and decreasing in the others, so
-//   el_i / (el_i + sum_{j != i} eu_j) <= y_i <= eu_i / (eu_i + sum_{j != i} el_j),
-// inside [0, 1] even where exp overflowed; its IBP is the intersection of both intervals.
 
 #include <ATen/ATen.h>
 
@@ -60,23 +55,13 @@ Interval corner_product(const Interval& x, const Interval& y) {
   return {at::min(at::min(p1, p2), at::min(p3, p4)), at::max(at::max(p1, p2), at::max(p3, p4))};
 }
 
-/// Bounds of e_i / sum_j e_j over the last axis from bounds of e (each in [0, 1]).
-Interval ratio_bounds(const Interval& e) {
-  const int64_t t = e.lower.size(-1);
-  at::Tensor self = at::eye(t, e.lower.options().dtype(at::kBool));
-  // sum_{j != i} b_j without inf - inf: the diagonal of [.., i, j] set to 0
-  auto others = [&](const at::Tensor& b) { return at::where(self, at::zeros({}, b.options()), b.unsqueeze(-2)).sum(-1); };
-  at::Tensor lo = e.lower / (e.lower + others(e.upper)), hi = e.upper / (e.upper + others(e.lower));
-  return {at::nan_to_num(lo, 0.0, 0.0, 0.0).clamp(0, 1), at::nan_to_num(hi, 1.0, 1.0, 1.0).clamp(0, 1)};  // 0/0, inf/inf
-}
-
 }  // namespace
 
 /// z = x * y of two variables (numpy broadcasting between them).
 class BilinearMulOp final : public BoundOp {
  public:
-  BilinearMulOp(std::vector<int64_t> x_shape, std::vector<int64_t> y_shape, int64_t z_rank, bool softmax_ratio)
-      : x_shape_(std::move(x_shape)), y_shape_(std::move(y_shape)), rank_(z_rank), ratio_(softmax_ratio) {}
+  BilinearMulOp(std::vector<int64_t> x_shape, std::vector<int64_t> y_shape, int64_t z_rank)
+      : x_shape_(std::move(x_shape)), y_shape_(std::move(y_shape)), rank_(z_rank) {}
   std::string type() const override { return "BilinearMul"; }
   bool needs_input_bounds() const override { return true; }
 
@@ -85,11 +70,8 @@ class BilinearMulOp final : public BoundOp {
   }
 
   Interval ibp(const OpEnv&, const std::vector<Interval>& v) const override {
-    Interval p = corner_product({align(v[0].lower, rank_), align(v[0].upper, rank_)},
-                                {align(v[1].lower, rank_), align(v[1].upper, rank_)});
-    if (!ratio_) return p;
-    Interval q = ratio_bounds(v[0]);
-    return {at::max(p.lower, q.lower), at::min(p.upper, q.upper)};
+    return corner_product({align(v[0].lower, rank_), align(v[0].upper, rank_)},
+                          {align(v[1].lower, rank_), align(v[1].upper, rank_)});
   }
 
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext& ctx) const override {
@@ -110,7 +92,6 @@ class BilinearMulOp final : public BoundOp {
  private:
   std::vector<int64_t> x_shape_, y_shape_;
   int64_t rank_;
-  bool ratio_;  // y is 1 / sum of x over the last axis (softmax)
 };
 
 /// Z = X Y of two variables, X `[..., n, k]`, Y `[..., k, m]` (batch dimensions broadcast).
@@ -157,7 +138,7 @@ BuiltOp build_bilinear_mul(const OnnxNode& n) {
   const NodeInput& x = n.inputs.at(0);
   const NodeInput& y = n.inputs.at(1);
   const int64_t rank = static_cast<int64_t>(std::max(x.shape.size(), y.shape.size()));
-  return {std::make_shared<BilinearMulOp>(x.shape, y.shape, rank, false), {x.node, y.node}};
+  return {std::make_shared<BilinearMulOp>(x.shape, y.shape, rank), {x.node, y.node}};
 }
 
 BuiltOp build_bilinear_matmul(const OnnxNode& n) {
@@ -170,11 +151,6 @@ BuiltOp build_bilinear_matmul(const OnnxNode& n) {
                 "': inner dimensions ", x.shape.back(), " and ", y.shape[y.shape.size() - 2], " differ");
   const int64_t rank = static_cast<int64_t>(std::max(x.shape.size(), y.shape.size()));
   return {std::make_shared<BilinearMatMulOp>(x.shape, y.shape, rank), {x.node, y.node}};
-}
-
-std::shared_ptr<const BoundOp> make_softmax_ratio(std::vector<int64_t> e_shape, std::vector<int64_t> r_shape) {
-  const int64_t rank = static_cast<int64_t>(e_shape.size());
-  return std::make_shared<BilinearMulOp>(std::move(e_shape), std::move(r_shape), rank, true);
 }
 
 }  // namespace tessera::lirpa::detail

@@ -1,18 +1,24 @@
 // Operators composed of others when the model loads:
 //   Div(x, y)        = x * Reciprocal(y)                     (y > 0 on its bounds)
-//   Softmax(x)_i     = exp(x_i) * Reciprocal(sum_j exp(x_j)) (over the last axis)
+//   Softmax(x)_i     = Reciprocal(sum_j exp(x_j - x_i))      (over the last axis)
 //   LayerNormalization(x, g, b) = d * Reciprocal(Sqrt(mean(d^2) + eps)) * g + b,
 //                      d = x - mean(x)                       (means over axis..last)
 // Each piece keeps its own sound relaxation (Exp, ReduceSum, Reciprocal, the bilinear Mul),
-// so the composition is sound. Softmax needs no shift x - max for bounds: the bounds of
-// exp are computed from the bounds of x, never overflowing for the widths met in practice,
-// and a constant shift would cancel in the ratio anyway.
+// so the composition is sound.
+// Softmax: e^{x_i} / sum_j e^{x_j} = 1 / sum_j e^{x_j - x_i}, exactly, for every x. Each
+// difference x_j - x_i (PairwiseDifference) is one node that CROWN bounds as a whole, so the
+// parts of x_j and x_i that move together cancel (bounds of x_j minus bounds of x_i do not);
+// e^{x_i - x_i} = 1 exactly, so the sum is >= 1 and its reciprocal in (0, 1]; no product of
+// two bounded variables (McCormick planes) is needed, and no shift against overflow. On the
+// VNN-COMP ViT this is tighter than e^{x_i - x_k} / sum_j e^{x_j - x_k} with k the largest
+// score and a McCormick product (auto_LiRPA's form). The price: T^2 exponentials per row of T
+// entries instead of T.
 
 #include "lirpa/ops/composite.h"
 
 #include <ATen/ATen.h>
 
-#include "lirpa/ops/bilinear.h"
+#include "lirpa/ops/pairwise_difference.h"
 #include "tessera/core/error.h"
 
 namespace tessera::lirpa::detail {
@@ -86,14 +92,14 @@ void register_softmax(OpRegistry& reg) {
     TESSERA_CHECK(axis == rank - 1, Unsupported, "Softmax node '", n.name, "': only the last axis (",
                   rank - 1, ") is supported, not ", n.attr_int("axis", -1));
     const Graph& g = *n.graph;
-    AttrValue axes;
-    axes.ints = {axis};
-    AttrValue keep;
-    keep.i = 1;
-    int e = add_inner_node(n, "exp", "Exp", {x});                                             // e = exp(x)
-    int s = add_inner_node(n, "sum", "ReduceSum", {variable_input(g, e)}, {{"axes", axes}, {"keepdims", keep}});  // s = sum_j e_j
-    int r = add_inner_node(n, "reciprocal", "Reciprocal", {variable_input(g, s)});           // r = 1 / s
-    return {make_softmax_ratio(g.node(e).shape, g.node(r).shape), {e, r}};                    // y = e * r
+    AttrValue last;
+    last.ints = {rank};  // d's last axis (j)
+    AttrValue drop;
+    drop.i = 0;
+    int d = n.graph->add_node(n.name + "/differences", make_pairwise_difference(), {x.node});  // d_ij = x_j - x_i
+    int e = add_inner_node(n, "exp", "Exp", {variable_input(g, d)});                            // e_ij = exp(d_ij)
+    int s = add_inner_node(n, "sum", "ReduceSum", {variable_input(g, e)}, {{"axes", last}, {"keepdims", drop}});  // s_i = sum_j e_ij
+    return build_as(n, "Reciprocal", {variable_input(g, s)});                                   // y_i = 1 / s_i
   });
 }
 

@@ -25,6 +25,7 @@ constexpr double kTangentReach = 0.99;  // t - l at most: the tangent stays posi
 class ExpOp final : public CurveOp {
  public:
   std::string type() const override { return "Exp"; }
+  bool monotone() const override { return true; }
 
  protected:
   at::Tensor f(const at::Tensor& x) const override { return at::exp(x); }

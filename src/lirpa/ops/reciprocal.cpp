@@ -23,6 +23,7 @@ constexpr double kLineMinMagnitude = 1e-6;  // smallest |x| of an interval relax
 class ReciprocalOp final : public CurveOp {
  public:
   std::string type() const override { return "Reciprocal"; }
+  bool monotone() const override { return true; }
 
  protected:
   at::Tensor f(const at::Tensor& x) const override { return at::reciprocal(x); }

@@ -9,6 +9,7 @@ namespace tessera::lirpa::detail {
 class SCurveOp : public BoundOp {
  public:
   bool needs_input_bounds() const override { return true; }
+  bool monotone() const override { return true; }
   at::Tensor forward(const OpEnv&, const std::vector<at::Tensor>& x) const override { return f(x[0]); }
   Interval ibp(const OpEnv&, const std::vector<Interval>& x) const override {
     return {f(x[0].lower), f(x[0].upper)};  // monotone increasing

@@ -16,6 +16,7 @@ namespace tessera::lirpa::detail {
 class SqrtOp final : public CurveOp {
  public:
   std::string type() const override { return "Sqrt"; }
+  bool monotone() const override { return true; }
 
  protected:
   at::Tensor f(const at::Tensor& x) const override { return at::sqrt(x); }
