@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "lirpa/bab/graph_bab.h"
 #include "lirpa/bab/relu_bab.h"
@@ -324,8 +327,10 @@ TEST(LirpaGraphBab, BetaWithTheSlopesIsTighterThanBetaAlone) {
   }
 }
 
-// FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, and
-// its worse child is at least as good as that of BaBSR's first choice (one of the candidates).
+// FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, its
+// worse child is at least as good as that of BaBSR's first choice (one of the candidates);
+// with one candidate it is BaBSR, with every candidate the best of all measured one by one,
+// and with nothing left to split no choice.
 TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
   at::manual_seed(9);
   for (const Case& cs : cases()) {
@@ -355,6 +360,28 @@ TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
       return std::get<0>(detail::bound_graph_domains(g, relus, kids, c, rhs).lb.max(1)).min().item<double>();
     };
     EXPECT_GE(worse_child(fl, fn), worse_child(bl, bn) - 1e-9);
+    // with one candidate it is BaBSR's choice
+    auto [l1, n1] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, 1);
+    EXPECT_TRUE(at::equal(l1, bl) && at::equal(n1, bn));
+    // with every unstable neuron a candidate, the best worse child of all, each measured alone
+    std::vector<std::pair<int64_t, int64_t>> unstable;
+    for (size_t h = 0; h < relus.size(); ++h) {
+      at::Tensor idx = at::nonzero((gb.bounds.lower[h][0] < 0).logical_and(gb.bounds.upper[h][0] > 0)).reshape({-1});
+      for (int64_t q = 0; q < idx.numel(); ++q) unstable.emplace_back(static_cast<int64_t>(h), idx[q].item<int64_t>());
+    }
+    if (unstable.size() <= 40) {
+      auto [la, na] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, static_cast<int>(unstable.size()));
+      double best = -std::numeric_limits<double>::infinity();
+      for (auto [h, n] : unstable)
+        best = std::max(best, worse_child(at::full({1}, h, at::kLong), at::full({1}, n, at::kLong)));
+      EXPECT_NEAR(worse_child(la, na), best, 1e-9);
+    }
+    // nothing unstable and unsplit left: no choice
+    GraphDomains all = d;
+    for (at::Tensor& sp : all.split) sp = at::ones_like(sp);
+    auto [l0, n0] = detail::graph_fsb_choice(g, relus, all, gb, rows, c, rhs, 4);
+    EXPECT_EQ(l0[0].item<int64_t>(), -1);
+    EXPECT_EQ(n0[0].item<int64_t>(), -1);
   }
 }
 
