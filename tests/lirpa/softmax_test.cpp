@@ -1,7 +1,9 @@
 // Operators composed when the model loads (composite.cpp): Softmax, Div of two variables and
 // the LayerNorm pattern PyTorch exports (ReduceMean, Sub, Pow 2, Sqrt, Div), and the ONNX
 // LayerNormalization node composed the same way. Their bounds
-// contain 10^4 sampled outputs for IBP, CROWN and alpha-CROWN.
+// contain 10^4 sampled outputs for IBP, CROWN and alpha-CROWN. Softmax's pairwise
+// differences of a linear layer get the exact (float64 hand) bounds from CROWN, and the
+// monotone operators after them (Reciprocal, Exp) the exact range of their input's bounds.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -100,6 +102,60 @@ TEST(LirpaComposite, LayerNormPatternBoundsContainSamples) { expect_sound(layer_
 
 TEST(LirpaComposite, LayerNormalizationNodeBoundsContainSamples) {
   expect_sound(layer_norm_node_net(), 0.05, "LayerNormalization");
+}
+
+// x [1, 3] -> h = x W -> softmax(h) -> exp -> reciprocal -> V
+std::string softmax_chain_net(const at::Tensor& w) {
+  at::manual_seed(26);
+  OnnxBuilder b("x", {1, 3});
+  auto h = b.node("MatMul", {b.input(), b.constant("w", w)});
+  auto y = b.node("Reciprocal", {b.node("Exp", {b.node("Softmax", {h}, {OnnxAttr::integer("axis", -1)})})});
+  b.set_output(b.node("MatMul", {y, b.constant("v", at::randn({3, 2}, at::kDouble))}));
+  return b.bytes();
+}
+
+int node_of_type(const Graph& g, const std::string& type) {
+  for (const Node& n : g.nodes())
+    if (n.op && n.op->type() == type) return n.id;
+  return -1;
+}
+
+TEST(LirpaComposite, SoftmaxDifferencesExactAndMonotoneOpsTakeTheirInputsRange) {
+  at::manual_seed(27);
+  at::Tensor w = at::randn({3, 3}, at::kDouble);
+  Graph g = load_onnx_bytes(softmax_chain_net(w));
+  at::Tensor mid = at::tensor({0.3, -0.2, 0.5}, at::kDouble), rad = at::tensor({0.1, 0.2, 0.05}, at::kDouble);
+  BoundOptions o;
+  o.method = Method::Crown;
+  o.keep_intermediate = true;
+  BoundsResult r = compute_bounds(g, mid - rad, mid + rad, o);
+  // d_ij = h_j - h_i = x . (W[:, j] - W[:, i]): over the box, mid . c -+ rad . |c|
+  const int d = node_of_type(g, "PairwiseDifference");
+  ASSERT_GE(d, 0);
+  ASSERT_TRUE(r.intermediate.count(d));
+  at::Tensor dl = r.intermediate.at(d).lower.reshape({3, 3}), du = r.intermediate.at(d).upper.reshape({3, 3});
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      at::Tensor c = w.select(1, j) - w.select(1, i);
+      const double centre = (mid * c).sum().item<double>(), spread = (rad * c.abs()).sum().item<double>();
+      EXPECT_NEAR(dl[i][j].item<double>(), centre - spread, 1e-12) << i << "," << j;
+      EXPECT_NEAR(du[i][j].item<double>(), centre + spread, 1e-12) << i << "," << j;
+    }
+  }
+  // softmax's own reciprocal (the input of Exp) is 1 / [s_u, s_l] of the sum's bounds, and Exp
+  // (the input of the last Reciprocal) exp of that, exactly
+  const int s = node_of_type(g, "ReduceSum");
+  ASSERT_GE(s, 0);
+  const int y = s + 1, e = s + 2;
+  ASSERT_EQ(g.node(y).op->type(), "Reciprocal");
+  ASSERT_EQ(g.node(e).op->type(), "Exp");
+  ASSERT_TRUE(r.intermediate.count(s) && r.intermediate.count(y) && r.intermediate.count(e));
+  const Interval& bs = r.intermediate.at(s);
+  const Interval& by = r.intermediate.at(y);
+  const Interval& be = r.intermediate.at(e);
+  EXPECT_TRUE(at::equal(by.lower, 1 / bs.upper) && at::equal(by.upper, 1 / bs.lower));
+  EXPECT_TRUE(at::equal(be.lower, at::exp(by.lower)) && at::equal(be.upper, at::exp(by.upper)));
+  EXPECT_TRUE((bs.lower >= 1).all().item<bool>());  // e^{h_i - h_i} = 1 is in every sum
 }
 
 }  // namespace
