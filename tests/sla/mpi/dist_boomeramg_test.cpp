@@ -10,6 +10,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdio>
 #include <functional>
 
 #include "tessera/core/error.h"
@@ -62,14 +63,12 @@ SparseTensor make_problem(Problem p) {
     GTEST_SKIP() << "hypre is not compiled in";     \
   }
 
-// How many more CG iterations than one process the ranks may take. hypre's HMIS coarsening
-// is classical Ruge-Stueben inside each rank and PMIS-like across rank boundaries; on 2D
-// Poisson one process needs only 6 iterations (RS is at its best on the 5-point stencil) and
-// 2 to 4 ranks need 8 to 9 (seen at n = 48 to 400, contiguous and METIS: 6 -> 9 at most);
-// PMIS everywhere keeps the ranks within 1 of each other but one process then needs 9.
-// 3D Poisson and variable diffusion (2D channels, 3D log-normal): within 2 (seen: 7 -> 8..9,
-// 9 -> 9..10).
-int64_t iteration_slack(Problem p) { return p == Problem::Poisson2d ? 3 : 2; }
+// How many more CG iterations than one process the ranks may take (the bound). The
+// Chebyshev smoother is a polynomial in D^-1 A, the same at any partition; what differs is
+// HMIS coarsening (Ruge-Stueben inside a rank, PMIS-like at rank boundaries) and, with
+// METIS, hypre's row numbering. Seen: 2D Poisson 6 -> 7..8, 3D Poisson 7 -> 7..8, 2D
+// channels and 3D log-normal 8 -> 8.
+constexpr int64_t kIterationSlack = 2;
 
 class DistBoomerAmg : public ::testing::TestWithParam<std::tuple<Problem, bool>> {
  protected:
@@ -91,7 +90,12 @@ TEST_P(DistBoomerAmg, CgIterationsAndSolutionMatchOneProcess) {
   EXPECT_EQ(info.status, SolveStatus::Converged) << info.message;
   EXPECT_LE(info.residual, 1e-10);
   EXPECT_LE(info.iterations, 30);
-  EXPECT_LE(std::abs(info.iterations - info1.iterations), iteration_slack(problem))
+  if (comm->rank() == 0) {   // the figures of bench/RESULTS.md
+    std::printf("[ iterations ] %s: %d ranks %lld, one process %lld\n",
+                ::testing::UnitTest::GetInstance()->current_test_info()->name(), comm->size(),
+                static_cast<long long>(info.iterations), static_cast<long long>(info1.iterations));
+  }
+  EXPECT_LE(std::abs(info.iterations - info1.iterations), kIterationSlack)
       << comm->size() << " ranks: " << info.iterations << " iterations, one process: " << info1.iterations;
   // both residuals are below 1e-10: the solutions agree to cond(A) * 1e-10
   EXPECT_LT(rel_err(d.gather_all(dist_result.first), x1), 1e-7);

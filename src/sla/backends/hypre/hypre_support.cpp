@@ -48,7 +48,8 @@ void set_vcycle_parameters(HYPRE_Solver solver) {
   HYPRE_BoomerAMGSetCoarsenType(solver, 10);     // HMIS
   HYPRE_BoomerAMGSetInterpType(solver, 6);       // extended+i
   HYPRE_BoomerAMGSetPMaxElmts(solver, 4);
-  HYPRE_BoomerAMGSetRelaxType(solver, 6);        // symmetric hybrid Gauss-Seidel: an SPD V-cycle
+  HYPRE_BoomerAMGSetRelaxType(solver, 16);       // Chebyshev in D^-1 A: a polynomial, the same at any partition
+  HYPRE_BoomerAMGSetChebyOrder(solver, 3);       // p(D^-1 A) of degree 3 on [0.3 λmax, λmax]
   HYPRE_BoomerAMGSetNumSweeps(solver, 1);
 }
 

@@ -20,8 +20,11 @@ void check_hypre(HYPRE_Int code, const char* what);
 double* hypre_local_data(HYPRE_IJVector v);
 
 /// BoomerAMG as a preconditioner: one V-cycle per application from a zero guess, HMIS
-/// coarsening, extended+i interpolation (at most 4 entries per row), one sweep of symmetric
-/// hybrid Gauss-Seidel (so the V-cycle is symmetric for a symmetric A and CG stays valid).
+/// coarsening, extended+i interpolation (at most 4 entries per row), one degree-3 Chebyshev
+/// smoothing step before and after each coarse correction (a polynomial in D^-1 A, so the
+/// V-cycle is symmetric for a symmetric A, CG stays valid, and the smoother is the same at
+/// every rank count; hybrid Gauss-Seidel is Jacobi across rank boundaries and cost 2D
+/// Poisson 3 iterations at 2-4 ranks).
 void set_vcycle_parameters(HYPRE_Solver solver);
 
 }  // namespace tessera::sla::detail
