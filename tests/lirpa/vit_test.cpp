@@ -1,12 +1,18 @@
 // The VNN-COMP 2023 ViT (pgd_2_3_16: patch Conv, class token, two softmax attention
 // blocks, BatchNorm, ReLU MLPs) loads, and its IBP and CROWN bounds of the specification
-// rows contain the outputs of sampled points of the property's box. Skipped when the
-// shared data folder is absent.
+// rows contain the outputs of sampled points of the property's box. CROWN's lower bounds of
+// the specification rows keep the tightness reached (bench/RESULTS.md, ViT): with
+// intersect_ibp, at least auto_LiRPA's CROWN reference on every row of the properties where
+// that holds, and per property a floor under the sum of the rows (plain CROWN too on 1159).
+// Skipped when the shared data folder is absent.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
@@ -44,6 +50,45 @@ TEST(LirpaVit, BoundsOfTheSharedVitContainSampledOutputs) {
     EXPECT_TRUE((cy <= r.upper.unsqueeze(0) + 1e-9).all().item<bool>())
         << method_name(m) << ": a sample above its upper bound by " << (cy - r.upper.unsqueeze(0)).max().item<double>();
   }
+}
+
+// auto_LiRPA's CROWN lower bounds of the rows of `property` (../lirpa_reference_vit).
+std::vector<double> auto_lirpa_crown(const std::string& property) {
+  std::ifstream f(std::string(TESSERA_SHARED_DATA) + "/lirpa_reference_vit/pgd_2_3_16__pgd_2_3_16_" + property + ".json");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (size_t at = text.find("NaN"); at != std::string::npos; at = text.find("NaN", at)) text.replace(at, 3, "null");  // Python's json
+  return nlohmann::json::parse(text)["methods"]["CROWN"]["lower"].get<std::vector<double>>();
+}
+
+at::Tensor crown_spec_lower(const std::string& property, bool intersect_ibp) {
+  Graph g = load_onnx(kVit + "pgd_2_3_16.onnx");
+  Property p = load_vnnlib(kVit + "pgd_2_3_16_" + property + ".vnnlib");
+  const PropertyCase& box = p.cases.at(0);
+  BoundOptions o;
+  o.method = Method::Crown;
+  o.intersect_ibp = intersect_ibp;
+  return compute_bounds(g, box.lower, box.upper, o, box.spec_matrix()).lower;
+}
+
+TEST(LirpaVit, CrownKeepsItsTightnessOnTheReferenceProperties) {
+  if (!std::filesystem::exists(kVit + "pgd_2_3_16.onnx")) GTEST_SKIP() << "no shared data at " << kVit;
+  struct Case {
+    std::string property;
+    double floor_sum;         // sum of the rows' lower bounds with intersect_ibp reached (2026-12-02)
+    bool every_row_at_least;  // every row >= auto_LiRPA's CROWN (within 1e-6 relative)
+  };
+  for (const Case& c : {Case{"1159", 14.8599, true}, Case{"3347", 3.1243, false}, Case{"4021", 10.6940, true},
+                        Case{"7308", 9.9372, false}, Case{"9907", -4.0509, false}}) {
+    at::Tensor lb = crown_spec_lower(c.property, true);
+    EXPECT_GE(lb.sum().item<double>(), c.floor_sum - 1e-4) << c.property;
+    if (!c.every_row_at_least) continue;
+    std::vector<double> ref = auto_lirpa_crown(c.property);
+    ASSERT_EQ(lb.numel(), static_cast<int64_t>(ref.size()));
+    for (size_t i = 0; i < ref.size(); ++i)
+      EXPECT_GE(lb[i].item<double>(), ref[i] - 1e-6 * std::abs(ref[i])) << c.property << " row " << i;
+  }
+  // plain CROWN (auto_LiRPA's intermediate bounds): sum 13.4975 on 1159
+  EXPECT_GE(crown_spec_lower("1159", false).sum().item<double>(), 13.4975 - 1e-4);
 }
 
 }  // namespace
