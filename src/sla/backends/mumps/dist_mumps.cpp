@@ -90,6 +90,15 @@ class MumpsFactorization final : public DistDirectFactorization {
     id_.a_loc = values_.data_ptr<double>();
     id_.job = 4;  // analysis (ordering, symbolic) then numerical LU
     dmumps_c(&id_);
+    // INFOG(1) = -8 / -9: the workspace estimated by the analysis was too small (delayed pivots
+    // of a (near-)singular A, or a pivot order that depends on MUMPS's run-time scheduling):
+    // the factorisation again with ICNTL(14), the percentage added, doubled (INFOG is global,
+    // so every rank retries alike)
+    for (int retry = 0; retry < 4 && (id_.infog[0] == -8 || id_.infog[0] == -9); ++retry) {
+      id_.icntl[13] = std::max<MUMPS_INT>(2 * id_.icntl[13], 40);
+      id_.job = 2;
+      dmumps_c(&id_);
+    }
     check("factorisation");
     null_pivots_ = static_cast<long>(id_.infog[27]);  // INFOG(28), global like INFOG(1)
     const long null_pivots = null_pivots_;
@@ -202,6 +211,9 @@ class MumpsFactorization final : public DistDirectFactorization {
     std::copy(r32.data_ptr<int>(), r32.data_ptr<int>() + r32.numel(), irn_.begin());
     std::copy(c32.data_ptr<int>(), c32.data_ptr<int>() + c32.numel(), jcn_.begin());
     values_ = a.values().detach().to(at::kCPU, at::kDouble).contiguous();
+    // this rank alone stops (the others wait in MUMPS's analysis): a guarded program ends the job
+    TESSERA_CHECK(at::isfinite(values_).all().item<bool>(), InvalidInput, "MUMPS: rank ", rank_,
+                  " holds a non-finite value in its rows of A");
   }
 
   // b gathered on the host in global order, solved there by MUMPS with every rank's
@@ -256,10 +268,14 @@ std::shared_ptr<DistDirectFactorization> factorize_distributed_mumps(const DSpar
   return std::make_shared<MumpsFactorization>(a, options);
 }
 
+bool mumps_available() { return true; }
+
 }  // namespace tessera::sla::detail
 #else  // TESSERA_WITH_MUMPS
 
 namespace tessera::sla::detail {
+
+bool mumps_available() { return false; }
 
 std::shared_ptr<DistDirectFactorization> factorize_distributed_mumps(const DSparseTensor&, const DistFactorOptions&) {
   TESSERA_THROW(NotCompiled, "MUMPS is not compiled into this build (TESSERA_WITH_MUMPS=OFF)");

@@ -50,4 +50,7 @@ class DistDirectFactorization {
 std::shared_ptr<DistDirectFactorization> factorize_distributed_mumps(const DSparseTensor& a,
                                                                      const DistFactorOptions& options = {});
 
+/// Whether this build has MUMPS (TESSERA_WITH_MUMPS).
+bool mumps_available();
+
 }  // namespace tessera::sla::detail
