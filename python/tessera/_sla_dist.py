@@ -134,7 +134,10 @@ class DSparseTensor:
         ``b_owned`` (one distributed adjoint solve reusing the preconditioner's set-up). The
         info is the same on every rank. ``backend="mumps"``: MUMPS's distributed LU instead
         (``method`` ``"auto"`` or ``"lu"``; the adjoint reuses the factors; ``NotCompiled``
-        without MUMPS)."""
+        without MUMPS). ``backend="auto"`` with ``method="auto"``: MUMPS when the estimated
+        LU factor of the global matrix fits in 2 GiB, else CG with BoomerAMG for an SPD
+        matrix, MINRES for another symmetric one, GMRES with BoomerAMG otherwise (the info's
+        ``backend`` and ``method`` say which ran)."""
         if backend == "mumps" and method == "auto":
             method = "lu"
         x, info = self._impl.solve(b_owned, _solve_options(backend, method, preconditioner, rtol, atol, maxiter,

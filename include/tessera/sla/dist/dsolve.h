@@ -17,6 +17,16 @@
 /// same factors). Method Auto or LU. A MUMPS error or a singular A (null pivots) throws
 /// InvalidInput naming MUMPS's code on every rank; NotCompiled in a build without MUMPS.
 ///
+/// Backend Auto (the default) decides across ranks as one process does
+/// (src/sla/dist/dsolve_dispatch.h): a named Krylov method runs natively as given; with
+/// method Auto (or LU), MUMPS's LU when the estimated LU factor of the global matrix
+/// (estimated_factor_bytes from the global nnz and bandwidth) fits
+/// options.memory_budget_bytes, else native CG with BoomerAMG for an SPD candidate
+/// (symmetric by a probe ||A x - A^T x|| <= 1e-12 ||A x||, positive diagonal), MINRES for
+/// another symmetric A, GMRES with BoomerAMG otherwise (without hypre: the options'
+/// preconditioner; without MUMPS: always the Krylov path). SolveInfo's backend ("mumps" or
+/// "native") and method say which ran.
+///
 /// Gradients: one distributed adjoint solve A^T λ = g with the same method (applied with
 /// rmatvec) and the forward solve's preconditioner set-up (BoomerAMG: the same hierarchy
 /// for CG and MINRES, one on A^T built at the first backward otherwise), then db = λ and
@@ -39,7 +49,8 @@
 namespace tessera::sla {
 
 /// b: [owned] or [owned, k] (columns solved one after another). options.backend must be
-/// "auto", "native" or "mumps"; options.method Auto means CG (LU with mumps). The SolveInfo is the same on every
+/// "auto", "native" or "mumps"; options.method Auto means CG with native, LU with mumps,
+/// and the dispatch above with auto. The SolveInfo is the same on every
 /// rank (residual ||A x - b|| / ||b|| over the global vectors).
 std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b,
                                         const SolveOptions& options = {});
