@@ -81,20 +81,27 @@ int64_t bandwidth(const index_t* rp, const index_t* ci, int64_t rows) {
 
 }  // namespace
 
-double estimated_factor_bytes(const SparseTensor& a, bool lu) {
-  const double n = static_cast<double>(a.rows());
-  double entries = static_cast<double>(a.nnz()) * std::max(1.0, std::cbrt(n));   // nnz(L) ~ nnz n^{1/3} (3D)
-  if (a.rows() > 1 && a.nnz() > 0) {
-    at::Tensor rp = a.row_ptr().cpu(), ci = a.col_idx().cpu();
-    const auto beta = static_cast<double>(rp.scalar_type() == at::kInt
-                                              ? bandwidth(rp.data_ptr<int32_t>(), ci.data_ptr<int32_t>(), a.rows())
-                                              : bandwidth(rp.data_ptr<int64_t>(), ci.data_ptr<int64_t>(), a.rows()));
+double estimated_factor_bytes(int64_t rows, int64_t nnz, int64_t band, bool lu) {
+  const double n = static_cast<double>(rows);
+  double entries = static_cast<double>(nnz) * std::max(1.0, std::cbrt(n));   // nnz(L) ~ nnz n^{1/3} (3D)
+  if (rows > 1 && nnz > 0) {
+    const auto beta = static_cast<double>(band);
     // Any beta consecutive unknowns separate the graph: with beta <= 4 sqrt(n) (a 2D mesh in
     // a banded order) nested dissection fills ~ n log2 n entries per a small constant.
     if (beta <= 4.0 * std::sqrt(n)) entries = std::min(entries, 4.0 * n * std::log2(n));
     entries = std::min(entries, n * (beta + 1.0));                                 // banded: L stays in the band
   }
   return entries * 12.0 * (lu ? 2.0 : 1.0);
+}
+
+double estimated_factor_bytes(const SparseTensor& a, bool lu) {
+  int64_t beta = 0;
+  if (a.rows() > 1 && a.nnz() > 0) {
+    at::Tensor rp = a.row_ptr().cpu(), ci = a.col_idx().cpu();
+    beta = rp.scalar_type() == at::kInt ? bandwidth(rp.data_ptr<int32_t>(), ci.data_ptr<int32_t>(), a.rows())
+                                        : bandwidth(rp.data_ptr<int64_t>(), ci.data_ptr<int64_t>(), a.rows());
+  }
+  return estimated_factor_bytes(a.rows(), a.nnz(), beta, lu);
 }
 
 }  // namespace tessera::sla

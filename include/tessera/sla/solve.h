@@ -54,6 +54,9 @@ MatrixProperties detect_properties(const SparseTensor& a, int64_t batch_index = 
 /// given ordering is at most 4 sqrt(n) (a 2D mesh: separators of ~sqrt(n) unknowns) and
 /// to n (bandwidth + 1) for banded matrices; 12 bytes per entry, doubled for LU.
 double estimated_factor_bytes(const SparseTensor& a, bool lu);
+/// The same estimate from the counts: n rows, nnz stored entries, bandwidth max |i - j| of
+/// the stored entries (what a distributed matrix can sum over its ranks).
+double estimated_factor_bytes(int64_t rows, int64_t nnz, int64_t bandwidth, bool lu);
 
 /// What auto dispatch (or the user's choice) resolves to.
 struct SolverChoice {

@@ -86,6 +86,14 @@ const LinearOperator* DistPreconditioner::op(bool transpose) {
   return &transposed_;
 }
 
+bool distributed_boomeramg_available() {
+#if TESSERA_WITH_HYPRE
+  return true;
+#else
+  return false;
+#endif
+}
+
 LinearOperator DistPreconditioner::make_boomeramg(bool transpose) const {
 #if TESSERA_WITH_HYPRE
   return make_distributed_boomeramg(a_, transpose);

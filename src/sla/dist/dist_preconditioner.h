@@ -40,4 +40,7 @@ class DistPreconditioner {
   std::once_flag transposed_once_;
 };
 
+/// Whether this build has hypre (TESSERA_WITH_HYPRE): Preconditioner::BoomerAMG across ranks.
+bool distributed_boomeramg_available();
+
 }  // namespace tessera::sla::detail

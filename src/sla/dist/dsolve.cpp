@@ -16,6 +16,7 @@
 #include "sla/dist/autograd/halo_exchange.h"
 #include "sla/dist/dist_preconditioner.h"
 #include "sla/dist/distributed_space.h"
+#include "sla/dist/dsolve_dispatch.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/solve.h"
 #include "sla/backends/mumps/dist_mumps.h"
@@ -167,7 +168,8 @@ SolveOptions checked_options(const DSparseTensor& a, const at::Tensor& b, const 
 
 }  // namespace
 
-std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& options) {
+std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor& b, const SolveOptions& requested) {
+  const SolveOptions options = detail::choose_distributed_solver(a, requested);  // backend auto resolved, collective
   const SolveOptions resolved = checked_options(a, b, options);
   if (options.backend == Backend::Mumps) {
     FactorSolve solve_with = mumps_solver(a);
@@ -188,7 +190,8 @@ std::pair<at::Tensor, SolveInfo> dsolve(const DSparseTensor& a, const at::Tensor
 }
 
 std::pair<at::Tensor, SolveInfo> dsolve_transposed(const DSparseTensor& a, const at::Tensor& b,
-                                                   const SolveOptions& options) {
+                                                   const SolveOptions& requested) {
+  const SolveOptions options = detail::choose_distributed_solver(a, requested);  // backend auto resolved, collective
   const SolveOptions resolved = checked_options(a, b, options);
   at::NoGradGuard no_grad;
   SolveInfo info;
