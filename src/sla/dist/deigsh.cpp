@@ -16,6 +16,7 @@
 #include "sla/backends/mumps/dist_mumps.h"
 #include "sla/dist/autograd/deigsh_function.h"
 #include "sla/dist/distributed_space.h"
+#include "sla/eigsh/eigenpairs.h"
 #include "sla/eigsh/lanczos.h"
 #include "tessera/core/error.h"
 
@@ -69,34 +70,24 @@ DSparseTensor shifted(const DSparseTensor& a, double sigma) {
 }
 
 /// Dense eigensolver for small n: op applied to the identity, the rows gathered on every
-/// rank, eigh, the wanted pairs first; vectors are this rank's rows.
+/// rank, the wanted pairs first; vectors are this rank's rows.
 detail::RitzPairs dense_pairs(const DSparseTensor& a, const detail::BlockOperator& op, const detail::LanczosParams& p,
                               const detail::LanczosSpace& space) {
   const int64_t n = a.rows();
   at::Tensor m = a.gather_all(op(space.local(at::eye(n, at::kDouble))));   // op's matrix, [n, n]
-  auto [evals, evecs] = at::linalg_eigh((m + m.t()) * 0.5);
-  at::Tensor key = p.order == detail::RitzOrder::LargestAlgebraic    ? evals
-                   : p.order == detail::RitzOrder::SmallestAlgebraic ? -evals
-                                                                     : evals.abs();
-  at::Tensor order = std::get<1>(key.sort(0, true)).narrow(0, 0, p.k);
-  detail::RitzPairs out;
-  out.theta = evals.index_select(0, order);
-  out.vectors = space.local(evecs.index_select(1, order));
-  out.converged = true;
-  out.iterations = 1;
-  out.applications = n;
+  detail::RitzPairs out = detail::dense_ritz_pairs(m, p);
+  out.vectors = space.local(out.vectors);
   return out;
 }
 
-/// Each column scaled so that its largest-magnitude entry over all ranks is positive (ties:
-/// the lowest rank's, which for contiguous rows is the first in global order).
-at::Tensor fix_signs(const DSparseTensor& a, const at::Tensor& v) {
+/// The entry of largest magnitude of each column of V over all ranks, [1, k] (ties: the lowest
+/// rank's, which for contiguous rows is the first in global order).
+at::Tensor largest_entries_over_ranks(const DSparseTensor& a, const at::Tensor& v) {
   const int64_t k = v.size(1);
-  at::Tensor mine = v.size(0) > 0 ? v.gather(0, v.abs().argmax(0, /*keepdim=*/true)) : at::zeros({1, k}, at::kDouble);
+  at::Tensor mine = v.size(0) > 0 ? detail::largest_entries_local(v) : at::zeros({1, k}, at::kDouble);
   std::vector<int64_t> ones(a.comm()->size(), 1);
-  at::Tensor all = a.comm()->all_gather(mine.contiguous(), ones);               // [ranks, k]
-  at::Tensor largest = all.gather(0, all.abs().argmax(0, /*keepdim=*/true));    // [1, k]
-  return v * at::where(largest < 0, -at::ones({1}, at::kDouble), at::ones({1}, at::kDouble));
+  at::Tensor all = a.comm()->all_gather(mine.contiguous(), ones);   // [ranks, k]
+  return detail::largest_entries_local(all);                        // [1, k]
 }
 
 EigshResult failed(const DSparseTensor& a, int64_t k, EigshInfo info) {
@@ -145,21 +136,16 @@ EigshResult deigsh(const DSparseTensor& a, const EigshOptions& options) {
     info.message = pairs.message;
     return failed(a, k, info);
   }
-  at::Tensor lambda = options.which == Which::Nearest ? options.sigma + pairs.theta.reciprocal()   // λ = σ + 1/θ
-                                                      : pairs.theta;
-  at::Tensor order = std::get<1>(lambda.sort(0));
-  lambda = lambda.index_select(0, order).contiguous();
-  at::Tensor vectors = fix_signs(a64, pairs.vectors.index_select(1, order)).contiguous();
+  auto [lambda, vectors] = detail::sorted_eigenpairs(pairs, options, [&a64](const at::Tensor& v) {
+    return largest_entries_over_ranks(a64, v);
+  });
   // true Ritz residuals with A: ||A v_i - λ_i v_i|| over all rows
   at::Tensor av;
   {
     at::NoGradGuard no_grad;
     av = a64.matvec(vectors);
   }
-  info.residuals = column_sums(a64, (av - vectors * lambda.unsqueeze(0)).pow(2)).sqrt();
-  info.max_residual = info.residuals.max().item<double>();
-  info.status = pairs.converged ? SolveStatus::Converged : SolveStatus::NotConverged;
-  info.message = pairs.message;
+  detail::set_ritz_info(info, column_sums(a64, (av - vectors * lambda.unsqueeze(0)).pow(2)).sqrt(), pairs);
   auto [l, v] = detail::deigsh_autograd(a64, a.values(), lambda, vectors);
   return {l, v, info};
 }

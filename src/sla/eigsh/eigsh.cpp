@@ -10,6 +10,7 @@
 
 #include "sla/autograd/eigsh_function.h"
 #include "sla/batch_solver.h"
+#include "sla/eigsh/eigenpairs.h"
 #include "sla/eigsh/lanczos.h"
 #include "sla/kernels/csr_kernels.h"
 #include "tessera/core/error.h"
@@ -80,19 +81,7 @@ SparseTensor shifted(const SparseTensor& a, double sigma) {
 
 /// Dense eigensolver for small n: the Ritz pairs of op's matrix, wanted ones first.
 detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const detail::LanczosParams& p) {
-  at::Tensor m = op(at::eye(n, at::kDouble));
-  auto [evals, evecs] = at::linalg_eigh((m + m.t()) * 0.5);
-  at::Tensor key = p.order == detail::RitzOrder::LargestAlgebraic    ? evals
-                   : p.order == detail::RitzOrder::SmallestAlgebraic ? -evals
-                                                                     : evals.abs();
-  at::Tensor order = std::get<1>(key.sort(0, true)).narrow(0, 0, p.k);
-  detail::RitzPairs out;
-  out.theta = evals.index_select(0, order);
-  out.vectors = evecs.index_select(1, order);
-  out.converged = true;
-  out.iterations = 1;
-  out.applications = n;
-  return out;
+  return detail::dense_ritz_pairs(op(at::eye(n, at::kDouble)), p);
 }
 
 /// The engine Auto stands for: Spectra (single-vector implicitly restarted Lanczos, few
@@ -106,13 +95,6 @@ EigshBackend resolve_backend(const SparseTensor& a, const EigshOptions& o) {
   const bool krylov = native.ncv + native.block <= a.rows();
   return ends && krylov && a.values().device().is_cpu() && detail::spectra_available() ? EigshBackend::Spectra
                                                                                          : EigshBackend::Native;
-}
-
-/// Each column scaled so that its largest-magnitude entry is positive.
-at::Tensor fix_signs(const at::Tensor& v) {
-  at::Tensor idx = v.abs().argmax(0, /*keepdim=*/true);
-  at::Tensor sign = at::where(v.gather(0, idx) < 0, -at::ones({1}, at::kDouble), at::ones({1}, at::kDouble));
-  return v * sign;
 }
 
 EigshResult failed(const SparseTensor& a, int64_t k, EigshInfo info) {
@@ -172,18 +154,11 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
     info.message = pairs.message;
     return failed(a, k, info);
   }
-  at::Tensor lambda = options.which == Which::Nearest ? options.sigma + pairs.theta.reciprocal()   // λ = σ + 1/θ
-                                                      : pairs.theta;
-  at::Tensor order = std::get<1>(lambda.sort(0));
-  lambda = lambda.index_select(0, order).contiguous();
-  at::Tensor vectors = fix_signs(pairs.vectors.index_select(1, order)).contiguous();
+  auto [lambda, vectors] = detail::sorted_eigenpairs(pairs, options, detail::largest_entries_local);
   // true Ritz residuals with A: ||A v_i - λ_i v_i||
   at::Tensor av = detail::csr_spmm(a64.row_ptr(), a64.col_idx(), {}, a64.values().unsqueeze(0),
                                    vectors.unsqueeze(0), n)[0];
-  info.residuals = (av - vectors * lambda.unsqueeze(0)).norm(2, {0});
-  info.max_residual = info.residuals.max().item<double>();
-  info.status = pairs.converged ? SolveStatus::Converged : SolveStatus::NotConverged;
-  info.message = pairs.message;
+  detail::set_ritz_info(info, (av - vectors * lambda.unsqueeze(0)).norm(2, {0}), pairs);
   auto [l, v] = detail::eigsh_autograd(a64, a.values(), lambda, vectors);
   return {l, v, info};
 }
