@@ -1,7 +1,7 @@
 // `tessera solve` under mpirun: rows distributed over the ranks (Poisson rows built where
 // they are owned; a MatrixMarket file read on rank 0 and scattered), native Krylov solve with
 // the preconditioners of dsolve (jacobi, none, block-jacobi, boomeramg), or MUMPS's LU
-// (--backend mumps).
+// (--backend mumps); with neither --backend nor --method, dsolve's auto dispatch chooses.
 
 #include <ATen/ATen.h>
 
@@ -70,7 +70,9 @@ int run_distributed_solve(const SolveCommandOptions& o) {
                 sla::to_string(options.method));
   sla::SparseTensor global;   // the file's matrix, on rank 0 only
   sla::DSparseTensor a = load_distributed_matrix(o, &global);
-  if (o.poisson2d > 0 || o.poisson3d > 0) {
+  if (options.backend == sla::Backend::Auto && options.method == sla::Method::Auto) {
+    // dsolve's own dispatch across ranks: MUMPS when the factor fits, else AMG-Krylov
+  } else if (o.poisson2d > 0 || o.poisson3d > 0) {
     if (options.method == sla::Method::Auto) options.method = sla::Method::CG;  // SPD
   } else {
     // rank 0 decides `auto` from the file's matrix
