@@ -53,8 +53,6 @@ struct BabContext {
   /// Called between batches (may be empty): a counterexample search of the caller's own that
   /// decides itself whether to run now; true when it found a confirmed counterexample.
   std::function<bool()> side_attack;
-  /// The network as a graph: input splitting hands its boxes to ReLU splitting on it.
-  const Graph* graph = nullptr;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).
@@ -65,20 +63,21 @@ struct BabContext {
 /// the smear heuristic |a_i| (u_i - l_i) of the best row's linear bound.
 BabOutcome input_split_bab(BabContext& ctx, const BabProblem& problem);
 
-/// Where a ReLU-splitting search (graph_relu_split_bab) starts, and how far it may go (input
-/// splitting hands boxes over to it: relu_split_boxes).
+/// Where a ReLU-splitting search starts, and how far it may go (input splitting hands boxes
+/// over to it: relu_split_boxes).
 struct ReluSplitStart {
   /// Root boxes [R, n] inside the problem's box, searched together in one pool (their domains
   /// share batches); undefined: the problem's box.
   at::Tensor xl, xu;
-  /// Pre-activation bounds of every ReLU (per hidden layer of a chain, per ReLU node of a graph)
-  /// sound on each root box ([R, n_k]), or null.
-  const LayerBounds* layers = nullptr;
+  const LayerBounds* layers = nullptr;  ///< hidden-layer bounds sound on each root box ([R, n_k]), or null
   int64_t max_visited = 0;              ///< stop (Exhausted) once this many domains are bounded; 0: no limit
 };
 
-/// Input splitting's hand-off: ReLU splitting on the graph engine (graph_relu_split_bab,
-/// without PGD or progress reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer bounds (row b of
+/// ReLU splitting with beta-CROWN and BaBSR branching.
+BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& problem, const ReluSplitStart& start = {});
+
+/// Input splitting's hand-off: ReLU splitting (relu_split_bab, without PGD or progress
+/// reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer bounds (row b of
 /// `layers`), all in one pool, up to `max_visited` domains in all. On a small box only a few
 /// ReLUs are unstable, and splitting them removes the relaxation that bisecting the box only
 /// shrinks.

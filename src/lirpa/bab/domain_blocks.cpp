@@ -28,10 +28,23 @@ at::Tensor gather_block(dist::Communicator& comm, const ChildBlock& block, const
   return comm.all_gather(mine.contiguous(), block.counts);  // rank order = the single-process order
 }
 
+bool on_every_rank(dist::Communicator& comm, const ChildBlock& block, bool local) {
+  if (block.stand_in) local = true;  // only the real children count
+  at::Tensor t = at::full({1}, local ? 1 : 0, at::kLong);
+  comm.all_reduce(t, dist::ReduceOp::Min);  // logical and
+  return t.item<int64_t>() == 1;
+}
+
 bool on_any_rank(dist::Communicator& comm, bool local) {
   at::Tensor t = at::full({1}, local ? 1 : 0, at::kLong);
   comm.all_reduce(t, dist::ReduceOp::Max);  // logical or
   return t.item<int64_t>() == 1;
+}
+
+std::vector<bool> layers_with_splits(const std::vector<at::Tensor>& split) {
+  std::vector<bool> out;
+  for (const at::Tensor& s : split) out.push_back((s != 0).any().item<bool>());
+  return out;
 }
 
 }  // namespace tessera::lirpa::detail

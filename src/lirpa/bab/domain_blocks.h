@@ -36,6 +36,9 @@ ChildBlock child_block(const dist::Communicator* comm, int64_t children);
 /// collective otherwise: every rank calls it with the same sequence of tensors).
 at::Tensor gather_block(dist::Communicator& comm, const ChildBlock& block, const at::Tensor& t);
 
+/// Whether `local` holds on every rank that has domains (a collective).
+bool on_every_rank(dist::Communicator& comm, const ChildBlock& block, bool local);
+
 /// Whether `local` holds on some rank (a collective).
 bool on_any_rank(dist::Communicator& comm, bool local);
 

@@ -1,5 +1,5 @@
-// ReLU-splitting branch and bound on the graph engine: a domain pool, BaBSR or FSB, children
-// that inherit their parent's bounds and root box, vertex checks, periodic PGD, with each
+// ReLU-splitting branch and bound on the graph engine: relu_split_bab's search (domain pool,
+// BaBSR, children that inherit their parent's bounds, vertex checks, periodic PGD) with each
 // domain bounded by the graph engine's CROWN under BoundState limits (graph_bab.h).
 
 #include <ATen/ATen.h>
@@ -30,13 +30,6 @@ std::vector<GraphRelu> graph_relus(const Graph& graph) {
     out.push_back(GraphRelu{node.id, node.inputs.at(0), n});
   }
   return out;
-}
-
-std::pair<at::Tensor, at::Tensor> GraphDomains::boxes(const at::Tensor& sel) const {
-  const int64_t n_in = xl.size(-1);
-  at::Tensor l = xl.reshape({-1, n_in}), u = xu.reshape({-1, n_in});
-  at::Tensor r = root.defined() ? root.index_select(0, sel) : at::zeros({sel.numel()}, at::kLong);
-  return {l.index_select(0, r), u.index_select(0, r)};
 }
 
 namespace {
@@ -73,8 +66,8 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   state.intersect_reference = true;  // as the incomplete stage's bounds
   state.shard_domains = shard;
   state.batch_domains = batch_domains;
-  auto [box_l, box_u] = d.boxes(sel);  // [D, n_in]
-  state.bounds[0] = Interval{box_l.reshape(lead_shape(graph, 0, domains)), box_u.reshape(lead_shape(graph, 0, domains))};
+  state.bounds[0] = Interval{d.xl.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains)),
+                             d.xu.reshape({1, n_in}).expand({domains, n_in}).reshape(lead_shape(graph, 0, domains))};
   const bool inherit = !d.lower.empty();
   for (size_t j = 0; j < relus.size(); ++j) {
     const GraphRelu& r = relus[j];
@@ -196,8 +189,7 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
 
 namespace {
 
-// Pool fields: for each ReLU node j: split, lower, upper; then the chosen (node, neuron) and
-// the root box.
+// Pool fields: for each ReLU node j: split, lower, upper; then the chosen (node, neuron).
 struct Layout {
   size_t relus;
   size_t split(size_t j) const { return 3 * j; }
@@ -205,7 +197,6 @@ struct Layout {
   size_t upper(size_t j) const { return 3 * j + 2; }
   size_t layer() const { return 3 * relus; }
   size_t neuron() const { return 3 * relus + 1; }
-  size_t root() const { return 3 * relus + 2; }
 };
 
 struct Scored {
@@ -231,8 +222,9 @@ bool bound_and_choose(GraphBabContext& ctx, const std::vector<GraphRelu>& relus,
 
 bool try_vertices(GraphBabContext& ctx, const BabProblem& p, const Scored& s, const at::Tensor& open) {
   at::NoGradGuard no_grad;
-  if (open.numel() == 0) return false;
-  auto [xl, xu] = s.d.boxes(open);
+  const int64_t n = open.numel();
+  if (n == 0) return false;
+  at::Tensor xl = p.xl.reshape({1, -1}).expand({n, p.xl.numel()}), xu = p.xu.reshape({1, -1}).expand({n, p.xu.numel()});
   at::Tensor x = minimising_vertex(s.g.a_input.index_select(0, open), s.rows.index_select(0, open), xl, xu);
   at::Tensor v = conjunction_violation(ctx.graph.forward(x, at::kDouble), p.c, p.rhs);
   at::Tensor cand = at::nonzero(v <= 0).reshape({-1});
@@ -242,7 +234,7 @@ bool try_vertices(GraphBabContext& ctx, const BabProblem& p, const Scored& s, co
 }
 
 void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::Tensor& open) {
-  std::vector<at::Tensor> f(lay.root() + 1);
+  std::vector<at::Tensor> f(lay.neuron() + 1);
   for (size_t j = 0; j < lay.relus; ++j) {
     f[lay.split(j)] = s.d.split[j].index_select(0, open);
     f[lay.lower(j)] = s.g.bounds.lower[j].index_select(0, open);
@@ -250,22 +242,12 @@ void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::T
   }
   f[lay.layer()] = s.layer.index_select(0, open);
   f[lay.neuron()] = s.neuron.index_select(0, open);
-  f[lay.root()] = s.d.root.index_select(0, open);
   pool.push(f, s.score.index_select(0, open));
-}
-
-// True when `layers` holds one [R, n_j] bound per ReLU node of `relus` (the chain form's
-// hidden layers are the graph's ReLU nodes in order), so the roots can start from them.
-bool covers_relus(const LayerBounds* layers, const std::vector<GraphRelu>& relus, int64_t roots) {
-  if (!layers || layers->lower.size() != relus.size()) return false;
-  for (size_t j = 0; j < relus.size(); ++j)
-    if (layers->lower[j].sizes() != at::IntArrayRef{roots, relus[j].size}) return false;
-  return true;
 }
 
 }  // namespace
 
-BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const ReluSplitStart& start) {
+BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   const VerifyOptions& o = ctx.options;
   const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 64;  // BabOptions: 64 for ReLU splitting
   const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
@@ -276,43 +258,26 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
     return out.status = BabStatus::Exhausted, out;
   }
   Scored root;
-  root.d.xl = start.xl.defined() ? start.xl : p.xl.reshape({1, -1});  // the root boxes [R, n]
-  root.d.xu = start.xu.defined() ? start.xu : p.xu.reshape({1, -1});
-  const int64_t roots = root.d.xl.size(0);
-  root.d.root = at::arange(roots, at::kLong);
-  for (const GraphRelu& r : relus) root.d.split.push_back(at::zeros({roots, r.size}, at::kChar));
-  // the roots by CROWN from the bounds they come with: the caller's (input splitting's
-  // boxes, whose slopes are then optimised too) or the incomplete stage's on the whole box
-  // (its slopes are not handed over yet); the children by CROWN and beta
-  const bool given = covers_relus(start.layers, relus, roots);
-  bool seeded = !start.xl.defined() && ctx.root_intermediate != nullptr;
+  root.d.xl = p.xl;
+  root.d.xu = p.xu;
+  for (const GraphRelu& r : relus) root.d.split.push_back(at::zeros({1, r.size}, at::kChar));
+  // the root by CROWN, from the incomplete stage's intermediate bounds when it has them all
+  // (its slopes are not handed over yet); the children are bounded by CROWN and beta
+  bool seeded = ctx.root_intermediate != nullptr;
   for (const GraphRelu& r : relus) seeded = seeded && ctx.root_intermediate->count(r.input) > 0;
-  if (given || seeded) {
-    for (size_t j = 0; j < relus.size(); ++j) {
-      const GraphRelu& r = relus[j];
-      at::Tensor l = given ? start.layers->lower[j] : ctx.root_intermediate->at(r.input).lower;
-      at::Tensor u = given ? start.layers->upper[j] : ctx.root_intermediate->at(r.input).upper;
-      root.d.lower.push_back(l.to(at::kDouble).reshape({roots, r.size}));
-      root.d.upper.push_back(u.to(at::kDouble).reshape({roots, r.size}));
+  if (seeded) {
+    for (const GraphRelu& r : relus) {
+      const Interval& b = ctx.root_intermediate->at(r.input);
+      root.d.lower.push_back(b.lower.to(at::kDouble).reshape({1, r.size}));
+      root.d.upper.push_back(b.upper.to(at::kDouble).reshape({1, r.size}));
     }
-    root.d.reuse_upto = at::full({roots}, static_cast<int64_t>(relus.size()) - 1, at::kLong);
+    root.d.reuse_upto = at::full({1}, static_cast<int64_t>(relus.size()) - 1, at::kLong);
   }
-  AlphaOptions root_alpha = o.alpha;
-  root_alpha.stop = [&ctx] { return ctx.expired(); };
-  const bool alpha_roots = given && o.alpha_enabled && o.alpha.iterations > 0;
-  if (!bound_and_choose(ctx, relus, p, root, alpha_roots ? &root_alpha : nullptr))
-    return out.status = BabStatus::Timeout, out;
-  out.visited = roots;
+  if (!bound_and_choose(ctx, relus, p, root, nullptr)) return out.status = BabStatus::Timeout, out;
+  out.visited = 1;
   out.lower = root.score.min().item<double>();
-  at::Tensor unsettled = at::zeros({roots}, at::kBool);  // roots with a stuck domain
-  // a root is proven when none of its domains is open or stuck
-  auto settle = [&](const TensorPool& pool) {
-    at::Tensor left = unsettled.clone();
-    if (pool.size() > 0) left.index_fill_(0, pool.fields()[lay.root()], true);
-    out.proven_roots = left.logical_not();
-  };
   at::Tensor open = at::nonzero(root.score <= o.margin).reshape({-1});
-  if (open.numel() == 0) return out.proven_roots = at::ones({roots}, at::kBool), out.status = BabStatus::Proven, out;
+  if (open.numel() == 0) return out.status = BabStatus::Proven, out;
   if (try_vertices(ctx, p, root, open)) return out.status = BabStatus::Falsified, out;
   TensorPool pool;
   int64_t stuck = 0;  // unverified domains with nothing left to split
@@ -320,31 +285,25 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
   auto last_report = Clock::now();
   for (int64_t it = 1;; ++it) {
     if (pool.size() == 0) {
-      settle(pool);
       if (stuck == 0) return out.status = BabStatus::Proven, out;
       out.reason = std::to_string(stuck) + " sub-domains with every unstable ReLU split are neither verified nor falsified";
       return out.status = BabStatus::Exhausted, out;
     }
     out.lower = pool.score().min().item<double>();
-    if (ctx.expired()) return settle(pool), out.status = BabStatus::Timeout, out;
+    if (ctx.expired()) return out.status = BabStatus::Timeout, out;
     if (pool.size() > o.bab.max_domains) {
       out.reason = "more than " + std::to_string(o.bab.max_domains) + " sub-domains";
-      return settle(pool), out.status = BabStatus::Exhausted, out;
-    }
-    if (start.max_visited > 0 && out.visited >= start.max_visited) {
-      out.reason = std::to_string(out.visited) + " sub-domains bounded (the budget)";
-      return settle(pool), out.status = BabStatus::Exhausted, out;
+      return out.status = BabStatus::Exhausted, out;
     }
     auto [f, score] = pool.pop(batch);
     at::Tensor layer = f[lay.layer()], neuron = f[lay.neuron()];
     at::Tensor splittable = at::nonzero(layer >= 0).reshape({-1});
     stuck += layer.size(0) - splittable.numel();
-    unsettled.index_fill_(0, f[lay.root()].index_select(0, at::nonzero(layer < 0).reshape({-1})), true);
     for (auto& t : f) t = t.index_select(0, splittable);
     layer = layer.index_select(0, splittable), neuron = neuron.index_select(0, splittable);
     const int64_t n = layer.size(0);
     if (n == 0) continue;
-    // children [plus(all n); minus(all n)]: each inherits its parent's bounds and root box
+    // children [plus(all n); minus(all n)]: each inherits its parent's bounds
     std::vector<at::Tensor> split;
     Scored kids;
     for (size_t j = 0; j < lay.relus; ++j) {
@@ -353,19 +312,20 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
       kids.d.upper.push_back(f[lay.upper(j)].repeat({2, 1}));
     }
     kids.d.split = split_children(split, layer, neuron);
-    kids.d.xl = root.d.xl;
-    kids.d.xu = root.d.xu;
-    kids.d.root = f[lay.root()].repeat({2});
+    kids.d.xl = p.xl;
+    kids.d.xu = p.xu;
     kids.d.reuse_upto = layer.repeat({2});
-    if (!bound_and_choose(ctx, relus, p, kids, nullptr)) return settle(pool), out.status = BabStatus::Timeout, out;
+    if (!bound_and_choose(ctx, relus, p, kids, nullptr)) return out.status = BabStatus::Timeout, out;
     out.visited += 2 * n;
     at::Tensor kid_open = at::nonzero(kids.score <= o.margin).reshape({-1});
     if (try_vertices(ctx, p, kids, kid_open)) return out.status = BabStatus::Falsified, out;
     keep_open(lay, pool, kids, kid_open);
     if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && kid_open.numel() > 0) {
-      at::Tensor sel = kid_open.slice(0, 0, std::min<int64_t>(kid_open.numel(), 8));
-      auto [box_l, box_u] = kids.d.boxes(sel);
-      at::Tensor starts = minimising_vertex(kids.g.a_input.index_select(0, sel), kids.rows.index_select(0, sel), box_l, box_u);
+      const int64_t m = std::min<int64_t>(kid_open.numel(), 8);
+      at::Tensor sel = kid_open.slice(0, 0, m);
+      at::Tensor starts =
+          minimising_vertex(kids.g.a_input.index_select(0, sel), kids.rows.index_select(0, sel),
+                            p.xl.reshape({1, -1}).expand({m, p.xl.numel()}), p.xu.reshape({1, -1}).expand({m, p.xu.numel()}));
       AttackOptions ao = o.attack;
       ao.seed += static_cast<uint64_t>(it);
       BatchFn fn = [&](const at::Tensor& x) { return ctx.graph.forward(x, at::kDouble); };

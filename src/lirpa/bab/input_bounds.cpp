@@ -191,7 +191,7 @@ BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::
     l = at::max(fl, il);  // both sound: intersect
     u = at::max(at::min(fu, iu), l);
   }
-  DomainBatch d{xl, xu};
+  DomainBatch d{xl, xu, {}};
   FinalBound fb = final_bound(net, d, bounds, c, rhs);
   return {fb.lb, fb.a_input, std::move(bounds)};
 }
@@ -226,11 +226,13 @@ at::Tensor conjunction_lower_bound(const at::Tensor& lb, const at::Tensor& a, co
 
 at::Tensor alpha_conjunction_bound(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
                                    const at::Tensor& rhs, const LayerBounds& layers, const OptimiseOptions& options) {
-  DomainBatch d{xl, xu};
+  DomainBatch d{xl, xu, {}};
   LayerBounds bounds = layers;
   bounds.infeasible = at::zeros({xl.size(0)}, at::kBool);  // boxes: never empty
   Relaxation relax;                                        // CROWN's adaptive slopes to start
-  FinalBound best = optimise_final_bound(net, d, bounds, c, rhs, relax, options);
+  OptimiseOptions oo = options;
+  oo.use_beta = false;
+  FinalBound best = optimise_final_bound(net, d, bounds, c, rhs, relax, oo);
   at::NoGradGuard no_grad;
   FinalBound last = final_bound(net, d, bounds, c, rhs, relax);  // lb and a_input of one pass
   return at::max(std::get<0>(best.lb.max(1)), conjunction_lower_bound(last.lb, last.a_input, xl, xu));

@@ -144,7 +144,7 @@ bool run_input_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc,
                    SideAttack& side, bool& undecided) {
   run.bab_kind = "bab-input";
   detail::BabContext ctx{net, run.options, run.clock, [&](const at::Tensor& x) { return run.confirm(x, "bab-input"); },
-                         run.progress, "bab-input", run.state_comm, [&] { return side(); }, &run.graph};
+                         run.progress, "bab-input", run.state_comm, [&] { return side(); }};
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
   return bab_outcome(run, detail::input_split_bab(ctx, problem), ctx.phase, undecided);

@@ -200,9 +200,10 @@ TEST(ShardedVerify, ChildBlocksGatherTheBatchInOrder) {
     at::Tensor mine = at::arange(block.lo, block.hi, at::kLong);
     at::Tensor all = detail::gather_block(*comm, block, mine);
     EXPECT_TRUE(at::equal(all, at::arange(children, at::kLong))) << children << " children";
-    // the agreement of beta's stand-ins: some rank has open domains
-    EXPECT_TRUE(detail::on_any_rank(*comm, comm->rank() == 0));
-    EXPECT_FALSE(detail::on_any_rank(*comm, false));
+    // the stop test of the optimiser: every rank with children must agree
+    EXPECT_TRUE(detail::on_every_rank(*comm, block, true));
+    EXPECT_FALSE(detail::on_every_rank(*comm, block, comm->rank() != 0));  // rank 0 always has children
+    EXPECT_TRUE(detail::on_every_rank(*comm, block, !block.stand_in));     // a stand-in's verdict is ignored
   }
 }
 

@@ -1,6 +1,6 @@
-// alpha-CROWN of the final rows on batches of input boxes: Adam on the ReLU lower slopes
-// (alpha, in [0, 1]) maximising the final lower bound; every value of them gives a sound
-// bound, so the best per row is kept.
+// alpha/beta-CROWN on batches of sub-domains: Adam on the ReLU lower slopes (alpha, in
+// [0, 1]) and the split multipliers (beta >= 0) maximising the final lower bound; every
+// value of them gives a sound bound, so the best per row is kept.
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -25,15 +25,22 @@ struct Adam {
   }
 };
 
-// CROWN's adaptive slopes per row (1 where u > -l), where no given alpha of the right shape exists.
-void init_slopes(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Relaxation& relax) {
-  relax.alpha.resize(bounds.lower.size());
-  for (size_t j = 0; j < bounds.lower.size(); ++j) {
+// CROWN's adaptive slopes per row, where no inherited alpha of the right shape exists.
+void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Relaxation& relax, bool use_beta,
+                 const std::vector<bool>& beta_layers) {
+  size_t hidden = bounds.lower.size();
+  relax.alpha.resize(hidden);
+  relax.beta.resize(hidden);
+  for (size_t j = 0; j < hidden; ++j) {
     const at::Tensor& l = bounds.lower[j];
     const at::Tensor& u = bounds.upper[j];
     std::vector<int64_t> shape{d.size(), k, l.size(1)};
     if (!relax.alpha[j].defined() || relax.alpha[j].sizes().vec() != shape)
       relax.alpha[j] = (u > -l).to(at::kDouble).unsqueeze(1).expand(shape).contiguous();
+    bool splits = use_beta && !d.split.empty() &&
+                  (beta_layers.empty() ? (d.split[j] != 0).any().item<bool>() : static_cast<bool>(beta_layers[j]));
+    if (!splits) relax.beta[j] = at::Tensor();
+    else if (!relax.beta[j].defined() || relax.beta[j].sizes().vec() != shape) relax.beta[j] = at::zeros(shape, at::kDouble);
   }
 }
 
@@ -42,31 +49,38 @@ void init_slopes(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Rel
 FinalBound optimise_final_bound(const ReluNet& net, const DomainBatch& d, const LayerBounds& bounds,
                                 const at::Tensor& c, const at::Tensor& rhs, Relaxation& relax,
                                 const OptimiseOptions& options) {
-  init_slopes(d, bounds, c.size(0), relax);
-  std::vector<Adam> adam(relax.alpha.size());
+  init_params(d, bounds, c.size(0), relax, options.use_beta, options.beta_layers);
+  std::vector<at::Tensor*> params;
+  std::vector<double> lrs;
+  for (auto& a : relax.alpha) params.push_back(&a), lrs.push_back(options.lr_alpha);
+  for (auto& b : relax.beta)
+    if (b.defined()) params.push_back(&b), lrs.push_back(options.lr_beta);
+  std::vector<Adam> adam(params.size());
   at::Tensor best;
   double decay = 1;
   for (int it = 0; it < options.iterations; ++it) {
     std::vector<at::Tensor> leaves;
-    for (at::Tensor& a : relax.alpha) a = a.detach().requires_grad_(true), leaves.push_back(a);
+    for (at::Tensor* p : params) *p = p->detach().requires_grad_(true), leaves.push_back(*p);
     FinalBound fb = final_bound(net, d, bounds, c, rhs, relax);
     at::Tensor lbd = fb.lb.detach();
     best = best.defined() ? at::max(best, lbd) : lbd;  // best per row
-    bool verified = (std::get<0>(best.max(1)) > 0).all().item<bool>();  // every box proven
+    bool verified = (std::get<0>(best.max(1)) > 0).all().item<bool>();  // every domain proven
+    if (options.all_verified) verified = options.all_verified(verified);  // over the whole batch
     if (verified || leaves.empty()) break;
     if (options.stop && options.stop()) break;  // the timeout is near
     at::Tensor finite = at::isfinite(fb.lb);
     at::Tensor objective = at::where(finite, fb.lb, at::zeros_like(fb.lb)).sum();  // maximise sum of bounds
     auto grads = torch::autograd::grad({objective}, leaves, {}, false, false, true);
     at::NoGradGuard no_grad;
-    for (size_t i = 0; i < leaves.size(); ++i) {
+    for (size_t i = 0; i < params.size(); ++i) {
       if (!grads[i].defined()) continue;
-      relax.alpha[i] = adam[i].step(leaves[i].detach(), grads[i], options.lr_alpha * decay, it + 1).clamp(0, 1);
+      at::Tensor p = adam[i].step(leaves[i].detach(), grads[i], lrs[i] * decay, it + 1);
+      *params[i] = i < relax.alpha.size() ? p.clamp(0, 1) : p.clamp_min(0);  // alpha in [0,1], beta >= 0
     }
     decay *= options.lr_decay;
   }
   at::NoGradGuard no_grad;
-  for (at::Tensor& a : relax.alpha) a = a.detach();
+  for (at::Tensor* p : params) *p = p->detach();
   FinalBound fb = final_bound(net, d, bounds, c, rhs, relax);
   fb.lb = best.defined() ? at::max(best, fb.lb) : fb.lb;
   return fb;
