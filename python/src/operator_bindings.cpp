@@ -62,38 +62,43 @@ OperatorSolveOptions make_options(const std::string& method, double rtol, double
   return o;
 }
 
+/// Binds `name(apply, apply_transposed, symmetric, b, params, method, rtol, atol, maxiter,
+/// gmres_restart, preconditioner, preconditioner_transposed)`: the operator and options built
+/// from the Python arguments, then `solve(op, b, params, options)` (which releases the GIL).
+template <class Solve>
+void def_operator_solve(py::module_& m, const char* name, Solve solve) {
+  m.def(
+      name,
+      [solve](const py::function& apply, const py::object& apply_transposed, bool symmetric, const at::Tensor& b,
+              const std::vector<at::Tensor>& params, const std::string& method, double rtol, double atol,
+              int64_t maxiter, int64_t gmres_restart, const py::object& preconditioner,
+              const py::object& preconditioner_transposed) {
+        const UserOperator op = make_operator(apply, apply_transposed, symmetric, b.dim() > 0 ? b.size(0) : 0);
+        const OperatorSolveOptions o =
+            make_options(method, rtol, atol, maxiter, gmres_restart, preconditioner, preconditioner_transposed);
+        return solve(op, b, params, o);
+      },
+      py::arg("apply"), py::arg("apply_transposed"), py::arg("symmetric"), py::arg("b"), py::arg("params"),
+      py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("maxiter"), py::arg("gmres_restart"),
+      py::arg("preconditioner"), py::arg("preconditioner_transposed"));
+}
+
 }  // namespace
 
 void bind_operator(py::module_& m) {
-  m.def(
-      "solve_operator",
-      [](const py::function& apply, const py::object& apply_transposed, bool symmetric, const at::Tensor& b,
-         const std::vector<at::Tensor>& params, const std::string& method, double rtol, double atol, int64_t maxiter,
-         int64_t gmres_restart, const py::object& preconditioner, const py::object& preconditioner_transposed) {
-        const UserOperator op = make_operator(apply, apply_transposed, symmetric, b.dim() > 0 ? b.size(0) : 0);
-        const OperatorSolveOptions o =
-            make_options(method, rtol, atol, maxiter, gmres_restart, preconditioner, preconditioner_transposed);
-        py::gil_scoped_release release;
-        return solve_operator(op, b, params, o);
-      },
-      py::arg("apply"), py::arg("apply_transposed"), py::arg("symmetric"), py::arg("b"), py::arg("params"),
-      py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("maxiter"), py::arg("gmres_restart"),
-      py::arg("preconditioner"), py::arg("preconditioner_transposed"));
-  m.def(
-      "dsolve_operator",
-      [](const py::function& apply, const py::object& apply_transposed, bool symmetric, const at::Tensor& b,
-         const std::vector<at::Tensor>& params, const std::string& method, double rtol, double atol, int64_t maxiter,
-         int64_t gmres_restart, const py::object& preconditioner, const py::object& preconditioner_transposed) {
-        const UserOperator op = make_operator(apply, apply_transposed, symmetric, b.dim() > 0 ? b.size(0) : 0);
-        const OperatorSolveOptions o =
-            make_options(method, rtol, atol, maxiter, gmres_restart, preconditioner, preconditioner_transposed);
-        auto comm = dist::world();
-        py::gil_scoped_release release;
-        return dsolve_operator(op, b, params, comm, o);
-      },
-      py::arg("apply"), py::arg("apply_transposed"), py::arg("symmetric"), py::arg("b"), py::arg("params"),
-      py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("maxiter"), py::arg("gmres_restart"),
-      py::arg("preconditioner"), py::arg("preconditioner_transposed"));
+  def_operator_solve(m, "solve_operator",
+                     [](const UserOperator& op, const at::Tensor& b, const std::vector<at::Tensor>& params,
+                        const OperatorSolveOptions& o) {
+                       py::gil_scoped_release release;
+                       return solve_operator(op, b, params, o);
+                     });
+  def_operator_solve(m, "dsolve_operator",
+                     [](const UserOperator& op, const at::Tensor& b, const std::vector<at::Tensor>& params,
+                        const OperatorSolveOptions& o) {
+                       auto comm = dist::world();
+                       py::gil_scoped_release release;
+                       return dsolve_operator(op, b, params, comm, o);
+                     });
 }
 
 }  // namespace tessera::python
