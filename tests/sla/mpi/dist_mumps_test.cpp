@@ -88,7 +88,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Matrices, DistMumps,
                          ::testing::Values(Case{"poisson2d", false, 1e-12}, Case{"poisson2d", true, 1e-12},
                                            Case{"494_bus", true, 1e-8}, Case{"west0067", false, 1e-8},
-                                           Case{"olm1000", true, 1e-8}),
+                                           Case{"olm1000", true, 1e-8}, Case{"LFAT5", false, 1e-6},
+                                           Case{"impcol_a", true, 1e-6}, Case{"bcsstk13", true, 1e-4}),
                          case_name);
 
 TEST(DistMumpsColumns, SeveralRightHandSidesAndTransposedSystem) {
