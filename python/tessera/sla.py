@@ -381,10 +381,11 @@ def eigsh(A: SparseTensor, k: int = 6, which: Optional[str] = None, sigma: Optio
     Args:
         which: ``"largest"`` (``"LA"``, the default), ``"smallest"`` (``"SA"``) or
             ``"nearest"`` to ``sigma`` (shift-invert; giving ``sigma`` implies it).
-        backend: ``"auto"`` (Spectra's implicitly restarted Lanczos for ``"largest"`` and
-            ``"smallest"`` when compiled in; the native block thick-restart Lanczos for
-            ``"nearest"`` and for small matrices), ``"native"`` or ``"spectra"``. The block
-            method also finds every copy of a multiple eigenvalue; Spectra, like ARPACK,
+        backend: ``"auto"`` (tessera's single-vector thick-restart Lanczos for ``"largest"``
+            and ``"smallest"`` of a CPU matrix; the native block thick-restart Lanczos for
+            ``"nearest"``, other devices and small matrices), ``"native"``, ``"lanczos"`` or
+            ``"spectra"`` (Spectra's implicitly restarted Lanczos). The block method also
+            finds every copy of a multiple eigenvalue; the single-vector ones, like ARPACK,
             only through rounding. Gradients do not depend on the backend.
         tol: relative Ritz residual tolerance.
 

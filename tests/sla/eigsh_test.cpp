@@ -1,5 +1,5 @@
 // eigsh: eigenvalues against dense eigh and the analytic 2D Poisson spectrum, both
-// backends, shift-invert, gradients by finite differences, and bad input.
+// backends (native, spectra, lanczos), shift-invert, gradients by finite differences, and bad input.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -76,7 +76,7 @@ TEST_P(EigshBackends, MatchesDenseEighAtBothEndsAndNearSigma) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Eigsh, EigshBackends, ::testing::Values("native", "spectra"));
+INSTANTIATE_TEST_SUITE_P(Eigsh, EigshBackends, ::testing::Values("native", "spectra", "lanczos"));
 
 TEST(Eigsh, Poisson2dMatchesTheAnalyticSpectrumWithMultipleEigenvalues) {
   const int64_t n = 14;

@@ -4,17 +4,18 @@
 ///
 /// Backends: "native" (block thick-restart Lanczos, i.e. a block Krylov-Schur method with
 /// full reorthogonalisation, on ATen ops; block size > 1 finds multiple eigenvalues such as
-/// those of the 2D Poisson matrix) and "spectra" (Spectra's implicitly restarted Lanczos on
-/// the CPU; a single-vector method, like ARPACK, that picks up the further copies of a
-/// multiple eigenvalue through rounding). The default, "auto", runs Spectra for the largest
-/// or smallest eigenpairs (fewer operator applications) and the native method for
-/// shift-invert; see EigshBackend. `Which::Nearest` works by shift-invert: the Lanczos method
+/// those of the 2D Poisson matrix), "lanczos" (tessera's single-vector thick-restart Lanczos
+/// on raw CPU arrays, ARPACK's restart and convergence rules) and "spectra" (Spectra's
+/// implicitly restarted Lanczos on the CPU). The single-vector methods, like ARPACK, pick up
+/// the further copies of a multiple eigenvalue only through rounding. The default, "auto",
+/// runs "lanczos" for the largest or smallest eigenpairs of a CPU matrix (fewer operator
+/// applications) and the native method for shift-invert; see EigshBackend. `Which::Nearest` works by shift-invert: the Lanczos method
 /// runs on (A - σ I)^{-1}, applied by a direct factorisation of A - σ I (the backends of
 /// solve()). When the Krylov space would cover the whole space (n small) the native backend
 /// (and auto) uses a dense eigensolver.
 ///
 /// Convergence is judged by the Ritz residual: native accepts a pair when
-/// ||A v - λ v|| <= tol * ||A||_est (||A||_est the largest |Ritz value| seen), Spectra when
+/// ||A v - λ v|| <= tol * ||A||_est (||A||_est the largest |Ritz value| seen), lanczos and Spectra when
 /// ||A v - λ v|| <= tol * max(|λ|, eps^(2/3)) (ARPACK's rule); for shift-invert the test is
 /// made on (A - σ I)^{-1}. The true residuals ||A v_i - λ_i v_i||
 /// are recomputed with A at the end and reported in EigshInfo.
@@ -49,11 +50,12 @@ namespace tessera::sla {
 /// Which end of the spectrum: largest or smallest algebraic, or nearest to sigma.
 enum class Which { Largest, Smallest, Nearest };
 
-/// Who computes the eigenpairs: Native (tessera's block Lanczos), Spectra (Spectra's
-/// implicitly restarted Lanczos; NotCompiled without Eigen and Spectra), or Auto: Spectra
-/// for Which::Largest and Which::Smallest of a CPU matrix when Spectra is compiled in,
-/// Native otherwise (shift-invert, or no Spectra). EigshInfo::backend names the one used.
-enum class EigshBackend { Auto, Native, Spectra };
+/// Who computes the eigenpairs: Native (tessera's block Lanczos), Lanczos (tessera's
+/// single-vector thick-restart Lanczos, CPU), Spectra (Spectra's implicitly restarted
+/// Lanczos; NotCompiled without Eigen and Spectra), or Auto: Lanczos for Which::Largest and
+/// Which::Smallest of a CPU matrix, Native otherwise (shift-invert, other devices, small n).
+/// EigshInfo::backend names the one used.
+enum class EigshBackend { Auto, Native, Spectra, Lanczos };
 
 struct EigshOptions {
   int64_t k = 6;                     ///< number of eigenpairs, 1 <= k < n
@@ -63,15 +65,15 @@ struct EigshOptions {
   double tol = 1e-10;                ///< relative Ritz residual tolerance (see above)
   int64_t ncv = 0;                   ///< Krylov space size; 0: max(2k + 2 block, 20), at most n
   int64_t block_size = 0;            ///< native: 0 means min(k, 3)
-  int64_t maxiter = 1000;            ///< restarts (native) or Spectra iterations
+  int64_t maxiter = 1000;            ///< restarts (native, lanczos) or Spectra iterations
   Backend solver_backend = Backend::Auto;  ///< backend solving with A - σ I (shift-invert)
   uint64_t seed = 12345;             ///< seed of the random starting block
 };
 
 struct EigshInfo {
-  std::string backend;               ///< "native", "native (dense)" or "spectra"
+  std::string backend;               ///< "native", "native (dense)", "lanczos" or "spectra"
   SolveStatus status = SolveStatus::Converged;  ///< Converged, NotConverged, Singular (A - σ I)
-  int64_t iterations = 0;            ///< restarts (native) / iterations (spectra)
+  int64_t iterations = 0;            ///< restarts (native, lanczos) / iterations (spectra)
   int64_t operator_applications = 0; ///< products with A or solves with A - σ I
   at::Tensor residuals;              ///< ||A v_i - λ_i v_i|| per eigenpair, float64 [k]
   double max_residual = 0.0;         ///< max of residuals
@@ -92,7 +94,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options = {});
 
 const char* to_string(Which which);
 const char* to_string(EigshBackend backend);
-/// Parses "auto", "native", "spectra"; throws InvalidInput naming them otherwise.
+/// Parses "auto", "native", "spectra", "lanczos"; throws InvalidInput naming them otherwise.
 EigshBackend parse_eigsh_backend(const std::string& name);
 
 }  // namespace tessera::sla

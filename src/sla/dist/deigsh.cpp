@@ -102,7 +102,7 @@ EigshResult deigsh(const DSparseTensor& a, const EigshOptions& options) {
   check_symmetric(a64, options.seed);
   const int64_t n = a.rows(), k = options.k;
   const detail::LanczosSpace space = detail::distributed_lanczos_space(a64);
-  const detail::LanczosParams p = detail::lanczos_params(options, n, /*spectra=*/false);
+  const detail::LanczosParams p = detail::lanczos_params(options, n, /*single_vector=*/false);
   const bool dense = p.ncv + p.block > n;
   EigshInfo info;
   info.backend = dense ? "native (dense)" : to_string(EigshBackend::Native);

@@ -13,6 +13,7 @@
 #include "sla/eigsh/eigenpairs.h"
 #include "sla/eigsh/lanczos.h"
 #include "sla/kernels/csr_kernels.h"
+#include "sla/kernels/spmv.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla {
@@ -31,15 +32,16 @@ const char* to_string(EigshBackend backend) {
     case EigshBackend::Auto: return "auto";
     case EigshBackend::Native: return "native";
     case EigshBackend::Spectra: return "spectra";
+    case EigshBackend::Lanczos: return "lanczos";
   }
   return "?";
 }
 
 EigshBackend parse_eigsh_backend(const std::string& name) {
-  for (EigshBackend b : {EigshBackend::Auto, EigshBackend::Native, EigshBackend::Spectra}) {
+  for (EigshBackend b : {EigshBackend::Auto, EigshBackend::Native, EigshBackend::Spectra, EigshBackend::Lanczos}) {
     if (name == to_string(b)) return b;
   }
-  TESSERA_THROW(InvalidInput, "eigsh: unknown backend '", name, "' (auto, native, spectra)");
+  TESSERA_THROW(InvalidInput, "eigsh: unknown backend '", name, "' (auto, native, spectra, lanczos)");
 }
 
 namespace {
@@ -84,17 +86,16 @@ detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const 
   return detail::dense_ritz_pairs(op(at::eye(n, at::kDouble)), p);
 }
 
-/// The engine Auto stands for: Spectra (single-vector implicitly restarted Lanczos, few
-/// operator applications) for the ends of the spectrum of a CPU matrix when it is compiled
-/// in and n exceeds the native Krylov space; the native block Lanczos for shift-invert (its
-/// blocks need fewer restarts there), for small n (its dense path) and without Spectra.
+/// The engine Auto stands for: tessera's single-vector thick-restart Lanczos (few operator
+/// applications, raw-array kernels) for the ends of the spectrum of a CPU matrix when n
+/// exceeds the native Krylov space; the native block Lanczos for shift-invert (its blocks
+/// also find every copy of a multiple eigenvalue), off the CPU and for small n (its dense path).
 EigshBackend resolve_backend(const SparseTensor& a, const EigshOptions& o) {
   if (o.backend != EigshBackend::Auto) return o.backend;
-  const detail::LanczosParams native = detail::lanczos_params(o, a.rows(), /*spectra=*/false);
+  const detail::LanczosParams native = detail::lanczos_params(o, a.rows(), /*single_vector=*/false);
   const bool ends = o.which == Which::Largest || o.which == Which::Smallest;
   const bool krylov = native.ncv + native.block <= a.rows();
-  return ends && krylov && a.values().device().is_cpu() && detail::spectra_available() ? EigshBackend::Spectra
-                                                                                         : EigshBackend::Native;
+  return ends && krylov && a.values().device().is_cpu() ? EigshBackend::Lanczos : EigshBackend::Native;
 }
 
 EigshResult failed(const SparseTensor& a, int64_t k, EigshInfo info) {
@@ -108,7 +109,8 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
   check_symmetric(a);
   const int64_t n = a.rows(), k = options.k;
   const SparseTensor a64 = a.with_values(a.values().detach().to(at::kDouble));
-  const bool spectra = resolve_backend(a, options) == EigshBackend::Spectra;
+  const EigshBackend backend = resolve_backend(a, options);
+  const bool single_vector = backend == EigshBackend::Spectra || backend == EigshBackend::Lanczos;
   EigshInfo info;
   detail::BlockOperator op;
   std::shared_ptr<detail::BatchSolver> factor;
@@ -119,7 +121,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
     SolveInfo probe;
     factor->solve(at::ones({1, n, 1}, at::kDouble), false, probe);
     if (probe.status != SolveStatus::Converged) {
-      info.backend = to_string(spectra ? EigshBackend::Spectra : EigshBackend::Native);
+      info.backend = to_string(backend);
       info.status = SolveStatus::Singular;
       info.message = "eigsh: A - sigma I could not be factorised (" + std::string(to_string(probe.status)) +
                      "): sigma = " + std::to_string(options.sigma) + " is (numerically) an eigenvalue; " + probe.message;
@@ -135,11 +137,24 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
       return detail::csr_spmm(rp, ci, {}, vals, x.unsqueeze(0), n)[0];   // A X
     };
   }
-  const detail::LanczosParams p = detail::lanczos_params(options, n, spectra);
+  const detail::LanczosParams p = detail::lanczos_params(options, n, single_vector);
+  // one vector at a time: straight on the prepared CSR kernel for A (nothing allocated per
+  // product), through op's tensors for (A - σ I)^{-1}
+  std::unique_ptr<detail::SpmvPlan> plan;
+  detail::VectorOperator vector_op;
+  if (single_vector && options.which != Which::Nearest && a64.values().is_cpu()) {
+    plan = std::make_unique<detail::SpmvPlan>(a64.row_ptr(), a64.col_idx(), a64.values(), n, n, SpmvFormat::Csr);
+    vector_op = [&plan](const double* x, double* y) { plan->apply(x, y); };   // y = A x
+  } else if (single_vector) {
+    vector_op = detail::one_column(op, n);
+  }
   detail::RitzPairs pairs;
-  if (spectra) {
-    info.backend = to_string(EigshBackend::Spectra);
-    pairs = detail::spectra_lanczos(op, n, p);
+  if (backend == EigshBackend::Spectra) {
+    info.backend = to_string(backend);
+    pairs = detail::spectra_lanczos(vector_op, n, p);
+  } else if (backend == EigshBackend::Lanczos && p.ncv < n) {
+    info.backend = to_string(backend);
+    pairs = detail::thick_restart_lanczos(vector_op, n, p);
   } else if (p.ncv + p.block > n) {
     info.backend = "native (dense)";
     pairs = dense_pairs(op, n, p);

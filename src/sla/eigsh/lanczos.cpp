@@ -57,14 +57,14 @@ EigshResult failed_eigsh(int64_t rows, int64_t k, const at::TensorOptions& optio
   return r;
 }
 
-LanczosParams lanczos_params(const EigshOptions& o, int64_t n, bool spectra) {
+LanczosParams lanczos_params(const EigshOptions& o, int64_t n, bool single_vector) {
   LanczosParams p;
   p.k = o.k;
-  p.block = spectra ? 1 : (o.block_size > 0 ? o.block_size : std::min<int64_t>(o.k, 3));
+  p.block = single_vector ? 1 : (o.block_size > 0 ? o.block_size : std::min<int64_t>(o.k, 3));
   int64_t m = o.ncv > 0 ? o.ncv : std::max<int64_t>(2 * o.k + 2 * p.block, 20);
   m = std::max(m, o.k + 2 * p.block);
   m = (m + p.block - 1) / p.block * p.block;
-  p.ncv = spectra ? std::min(m, n) : m;
+  p.ncv = single_vector ? std::min(m, n) : m;
   p.maxiter = o.maxiter;
   p.tol = o.tol;
   p.seed = o.seed;

@@ -21,6 +21,9 @@ EigshResult failed_eigsh(int64_t rows, int64_t k, const at::TensorOptions& optio
 /// Y = op(X) for X [n, b] (float64, contiguous); returns [n, b].
 using BlockOperator = std::function<at::Tensor(const at::Tensor&)>;
 
+/// y = op(x) for one float64 vector of length n (raw arrays, nothing allocated per call).
+using VectorOperator = std::function<void(const double* x, double* y)>;
+
 /// Which Ritz values are wanted: largest / smallest algebraic, or largest magnitude.
 enum class RitzOrder { LargestAlgebraic, SmallestAlgebraic, LargestMagnitude };
 
@@ -44,8 +47,8 @@ struct RitzPairs {
 };
 
 /// The engine's parameters for eigsh's options on a matrix of n rows: the Krylov space size
-/// m is a multiple of the block b with m >= k + 2b (Spectra: block 1 and m <= n).
-LanczosParams lanczos_params(const EigshOptions& options, int64_t n, bool spectra);
+/// m is a multiple of the block b with m >= k + 2b (single-vector engines: block 1 and m <= n).
+LanczosParams lanczos_params(const EigshOptions& options, int64_t n, bool single_vector);
 
 /// Where the Lanczos vectors live: the whole vector in one process, or this rank's rows of a
 /// vector distributed over ranks, whose inner products and QR are then global. The
@@ -78,7 +81,18 @@ RitzPairs block_lanczos(const BlockOperator& op, int64_t n, const LanczosParams&
 
 /// The same with Spectra's SymEigsSolver (single-vector implicitly restarted Lanczos).
 /// ncv: k < ncv <= n. Throws NotCompiled when Spectra is not available.
-RitzPairs spectra_lanczos(const BlockOperator& op, int64_t n, const LanczosParams& params);
+RitzPairs spectra_lanczos(const VectorOperator& op, int64_t n, const LanczosParams& params);
+
+/// A block operator applied to one vector (a column [n, 1] through tensors per call).
+VectorOperator one_column(BlockOperator op, int64_t n);
+
+/// Single-vector thick-restart Lanczos (Wu and Simon) on raw float64 vectors: expands
+/// V = [v_0 .. v_{m-1}] one product at a time with full reorthogonalisation (classical
+/// Gram-Schmidt repeated while it cancels, as ARPACK does), Rayleigh-Ritz on T = V^T op V,
+/// and restarts from the best Ritz vectors (k plus up to half the rest, more as they
+/// converge: ARPACK's rule) and the residual direction. Converged when every wanted pair has
+/// |β y_{m-1}| <= tol max(eps^{2/3}, |θ|) (ARPACK's test). Needs 1 <= k < ncv < n.
+RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const LanczosParams& params);
 
 /// True when this build has Spectra.
 bool spectra_available();

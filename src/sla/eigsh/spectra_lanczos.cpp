@@ -28,19 +28,17 @@ namespace {
 class SpectraOperator {
  public:
   using Scalar = double;
-  SpectraOperator(const BlockOperator& op, int64_t n) : op_(op), n_(n) {}
+  SpectraOperator(const VectorOperator& op, int64_t n) : op_(op), n_(n) {}
   Eigen::Index rows() const { return n_; }
   Eigen::Index cols() const { return n_; }
   void perform_op(const double* x_in, double* y_out) const {
-    at::Tensor x = at::from_blob(const_cast<double*>(x_in), {n_, 1}, at::kDouble);
-    at::Tensor y = op_(x).contiguous();                               // y = op(x)
-    std::copy(y.data_ptr<double>(), y.data_ptr<double>() + n_, y_out);
+    op_(x_in, y_out);   // y = op(x)
     ++applications;
   }
   mutable int64_t applications = 0;
 
  private:
-  const BlockOperator& op_;
+  const VectorOperator& op_;
   int64_t n_;
 };
 
@@ -55,7 +53,7 @@ Spectra::SortRule rule_for(RitzOrder order) {
 
 }  // namespace
 
-RitzPairs spectra_lanczos(const BlockOperator& op, int64_t n, const LanczosParams& p) {
+RitzPairs spectra_lanczos(const VectorOperator& op, int64_t n, const LanczosParams& p) {
   TESSERA_CHECK(p.k >= 1 && p.k < p.ncv && p.ncv <= n, InvalidInput, "spectra: need 1 <= k < ncv <= n (k ", p.k,
                 ", ncv ", p.ncv, ", n ", n, ")");
   SpectraOperator sop(op, n);
@@ -80,7 +78,7 @@ RitzPairs spectra_lanczos(const BlockOperator& op, int64_t n, const LanczosParam
   return out;
 }
 #else
-RitzPairs spectra_lanczos(const BlockOperator&, int64_t, const LanczosParams&) {
+RitzPairs spectra_lanczos(const VectorOperator&, int64_t, const LanczosParams&) {
   TESSERA_THROW(NotCompiled, "eigsh: backend 'spectra' is not compiled into this build (needs TESSERA_WITH_EIGEN and libspectra-dev)");
 }
 #endif

@@ -222,6 +222,15 @@ double SpmvPlan::run(const at::Tensor& x, at::Tensor& y, bool dot) const {
 
 void SpmvPlan::apply(const at::Tensor& x, at::Tensor& y) const { run(x, y, false); }
 
+void SpmvPlan::apply(const double* x, double* y) const {
+  if (uses_stencil()) {
+    stencil_product<false>(stencil_, blocks_, x, y);
+    return;
+  }
+  TESSERA_CHECK(values_.scalar_type() == at::kDouble, InvalidInput, "SpmvPlan: raw float64 apply needs float64 values");
+  csr_dispatch<false>(row_ptr_, col_idx_, values_.data_ptr<double>(), blocks_, x, y);
+}
+
 double SpmvPlan::apply_dot(const at::Tensor& x, at::Tensor& y) const { return run(x, y, true); }
 
 void csr_spmv_batched(const at::Tensor& row_ptr, const at::Tensor& col_idx, const at::Tensor& values,

@@ -53,6 +53,8 @@ class SpmvPlan {
   void apply(const at::Tensor& x, at::Tensor& y) const;
   /// y = A x and returns <x, y> (square A only): CG's q = A p with <p, q> in the same pass.
   double apply_dot(const at::Tensor& x, at::Tensor& y) const;
+  /// y = A x on raw float64 arrays (x [cols], y [rows]; float64 values): no tensor per call.
+  void apply(const double* x, double* y) const;
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
