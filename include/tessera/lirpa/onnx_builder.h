@@ -42,6 +42,9 @@ class OnnxBuilder {
   /// Adds a node; returns the name of its (single) output.
   std::string node(const std::string& op_type, const std::vector<std::string>& inputs,
                    const std::vector<OnnxAttr>& attrs = {});
+  /// Adds a node with `outputs` outputs (Split); returns their names.
+  std::vector<std::string> node_with_outputs(const std::string& op_type, const std::vector<std::string>& inputs,
+                                             int outputs, const std::vector<OnnxAttr>& attrs = {});
   void set_output(const std::string& name);
   /// The serialised model.
   std::string bytes() const;

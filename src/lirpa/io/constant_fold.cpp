@@ -97,7 +97,12 @@ at::Tensor fold_constant(const OnnxNode& n) {
     return ints ? at::div(in(0), in(1), "floor") : in(0) / in(1);
   }
   if (op == "Neg") return -in(0);
+  // torch.onnx.export writes `expand(batch, -1, -1)` as Where(Equal(shape, -1), 1, shape)
+  if (op == "Equal") return at::eq(in(0), in(1));
+  if (op == "Where") return at::where(in(0).to(at::kBool), in(1), in(2));
   if (op == "Relu") return in(0).clamp_min(0);
+  if (op == "Pow") return at::pow(in(0), in(1));  // an attention scale head_dim^-0.5 from a shape
+  if (op == "Sqrt") return at::sqrt(in(0));
   if (op == "MatMul") return at::matmul(in(0), in(1));
   if (op == "Transpose") {
     std::vector<int64_t> perm = n.attr_ints("perm", {});

@@ -72,6 +72,18 @@ std::string OnnxBuilder::node(const std::string& op_type, const std::vector<std:
   return name + "_out";
 }
 
+std::vector<std::string> OnnxBuilder::node_with_outputs(const std::string& op_type,
+                                                        const std::vector<std::string>& inputs, int outputs,
+                                                        const std::vector<OnnxAttr>& attrs) {
+  std::vector<std::string> names{node(op_type, inputs, attrs)};
+  auto* n = impl_->model.mutable_graph()->mutable_node(impl_->model.graph().node_size() - 1);
+  for (int k = 1; k < outputs; ++k) {
+    names.push_back(n->name() + "_out" + std::to_string(k));
+    n->add_output(names.back());
+  }
+  return names;
+}
+
 void OnnxBuilder::set_output(const std::string& name) {
   auto* g = impl_->model.mutable_graph();
   g->clear_output();

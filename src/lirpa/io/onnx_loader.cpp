@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "lirpa/io/onnx_tensor.h"
+#include "lirpa/ops/index_ops.h"
 #include "lirpa/ops/registry.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/model_io.h"
@@ -83,6 +84,15 @@ void add_onnx_node(const onnx::NodeProto& p, int index, Graph& g, LoadState& s, 
   }
   if (p.op_type() == "Shape" && n.variable_count() == 1) {  // static shape of a variable
     s.constants[out] = at::tensor(n.inputs[0].shape, at::kLong);
+    return;
+  }
+  if (p.op_type() == "Split") {  // several outputs: one Slice (or folded slice) each
+    const NodeInput& x = n.inputs.at(0);
+    const std::vector<SliceRange> parts = split_ranges(n, x.shape, p.output_size());
+    for (int k = 0; k < p.output_size(); ++k) {
+      if (x.is_const()) s.constants[p.output(k)] = apply_slice(x.value, {parts[k]}, 0).contiguous();
+      else s.variables[p.output(k)] = g.add_node(name + "/" + std::to_string(k), make_slice({parts[k]}, x.shape), {x.node});
+    }
     return;
   }
   if (n.variable_count() == 0) {

@@ -25,15 +25,22 @@ class AffineOp final : public BoundOp {
   }
 
   Interval ibp(const OpEnv& env, const std::vector<Interval>& x) const override {
-    at::Tensor c = center(x[0]), r = radius(x[0]);
+    // from the ends, each rounded once: [min(s l, s u) + t, max(s l, s u) + t]. (The centre
+    // and radius form c +- r loses a small t beside a wide interval: LayerNorm's
+    // variance + eps came out with lower end 0 instead of eps.)
+    at::Tensor lo = x[0].lower, up = x[0].upper;
     if (!scale_.empty()) {
       at::Tensor s = env.params.get(scale_, env.dtype);
-      c = c * s;          // s c
-      r = r * s.abs();    // |s| r
+      at::Tensor sl = lo * s, su = up * s;
+      lo = at::minimum(sl, su);
+      up = at::maximum(sl, su);
     }
-    if (!shift_.empty()) c = c + env.params.get(shift_, env.dtype);
-    if (r.sizes() != c.sizes()) r = r.expand(c.sizes());
-    return {c - r, c + r};
+    if (!shift_.empty()) {
+      at::Tensor t = env.params.get(shift_, env.dtype);
+      lo = lo + t;
+      up = up + t;
+    }
+    return {lo, up};
   }
 
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {

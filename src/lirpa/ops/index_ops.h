@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <vector>
 
 #include "lirpa/ops/registry.h"
@@ -21,6 +22,14 @@ std::vector<SliceRange> slice_ranges(const OnnxNode& n, const std::vector<int64_
 
 /// x sliced by `ranges`, whose axes count after `lead` leading dimensions.
 at::Tensor apply_slice(const at::Tensor& x, const std::vector<SliceRange>& ranges, int64_t lead);
+
+/// The bound operator selecting `ranges` of an input of `in_shape` (the Slice operator).
+std::shared_ptr<const BoundOp> make_slice(std::vector<SliceRange> ranges, std::vector<int64_t> in_shape);
+
+/// The parts of ONNX Split node `n` on an input of `shape` with `outputs` outputs: part k
+/// is entries [o_k, o_k + s_k) of the axis, s_k from the `split` input (opset 13) or
+/// attribute, else `outputs` equal parts (the last one shorter when they do not divide).
+std::vector<SliceRange> split_ranges(const OnnxNode& n, const std::vector<int64_t>& shape, int outputs);
 
 /// ONNX Gather along `axis` of x (after `lead` leading dimensions) with constant
 /// `indices` (negative ones count from the end): the axis is replaced by indices' shape.

@@ -94,6 +94,10 @@ class SliceOp final : public BoundOp {
   std::vector<int64_t> in_shape_;
 };
 
+std::shared_ptr<const BoundOp> make_slice(std::vector<SliceRange> ranges, std::vector<int64_t> in_shape) {
+  return std::make_shared<SliceOp>(std::move(ranges), std::move(in_shape));
+}
+
 void register_slice(OpRegistry& r) {
   r.add("Slice", [](const OnnxNode& n) -> BuiltOp {
     const NodeInput& x = n.inputs.at(0);
