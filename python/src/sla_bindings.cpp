@@ -60,6 +60,7 @@ Which parse_which(const std::string& name) {
 std::string solve_info_repr(const SolveInfo& i) {
   return tessera::detail::concat("SolveInfo(status='", to_string(i.status), "', backend='", i.backend, "', method='",
                         to_string(i.method), "', iterations=", i.iterations, ", residual=", i.residual,
+                        i.spmv_format.empty() ? "" : ", spmv_format='" + i.spmv_format + "'",
                         i.message.empty() ? "" : ", message='" + i.message + "'", ")");
 }
 
@@ -90,6 +91,7 @@ void bind_options(py::module_& m) {
       .def_readonly("iterations", &SolveInfo::iterations)
       .def_readonly("residual", &SolveInfo::residual)
       .def_readonly("message", &SolveInfo::message)
+      .def_readonly("spmv_format", &SolveInfo::spmv_format)
       .def("__repr__", &solve_info_repr);
 
   py::class_<EigshOptions>(m, "EigshOptions")

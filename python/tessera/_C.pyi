@@ -38,6 +38,7 @@ class sla:
         iterations: int
         residual: float
         message: str
+        spmv_format: str
 
     class EigshOptions:
         k: int

@@ -44,6 +44,7 @@ void merge_info(SolveInfo& total, const SolveInfo& part) {
   total.residual = std::max(total.residual, part.residual);
   total.backend = part.backend;
   total.method = part.method;
+  total.spmv_format = part.spmv_format;
 }
 
 BatchSolver::BatchSolver(const SparseTensor& a, const SolveOptions& options)

@@ -26,10 +26,14 @@ namespace detail {
 class SpmvPlan;
 }
 
-/// Storage the product reads. Auto: Stencil when the matrix is one, else Csr.
+/// Storage the product reads. Auto: Stencil when the matrix is one, else Sell when the
+/// cheap rule on row lengths says it pays (at least 2^17 rows, mean length <= 32, standard
+/// deviation <= mean), else Csr. Sell: SELL-C-σ (slices of C = 8 rows, int32 columns,
+/// vectorised across rows, the same sums as CSR): rows in order with streaming stores of y
+/// (σ = 8) when that pads at most 10%, else sorted by length in windows of σ = 256 rows.
 /// CsrFloat32Values: float32 copies of the values, float64 accumulation (opt-in; exact only
 /// for values that are float32 numbers). CsrInt64: int64 indices (for comparison).
-enum class SpmvFormat { Auto, Csr, Stencil, CsrFloat32Values, CsrInt64 };
+enum class SpmvFormat { Auto, Csr, Stencil, CsrFloat32Values, CsrInt64, Sell };
 
 class PreparedMatvec {
  public:
@@ -46,10 +50,12 @@ class PreparedMatvec {
   int64_t rows() const;
   int64_t cols() const;
   int threads() const;
-  /// "csr", "stencil" or "csr-f32values" (and "csr" for CsrInt64 too: see bytes_per_apply).
+  /// "csr", "stencil", "sell-8-8" / "sell-8-256" (C and σ) or "csr-f32values" (and "csr" for CsrInt64
+  /// too: see bytes_per_apply).
   const char* format_name() const;
   /// Bytes one product moves at least: per nonzero value + index (12 for float64 / int32),
-  /// the stencil's byte per row, x and y once (8 + 8 per row of a square matrix).
+  /// the stencil's byte per row, x and y once (8 + 8 per row of a square matrix); SELL counts
+  /// its stored entries (padding included) at 12 bytes.
   double bytes_per_apply() const;
 
  private:

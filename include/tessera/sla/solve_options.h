@@ -66,7 +66,9 @@ struct SolveOptions {
   /// fits in this many bytes, and runs a native Krylov method otherwise.
   double memory_budget_bytes = 2.0 * 1024 * 1024 * 1024;
   /// Native Krylov on the CPU in float64: A v runs in stencil form when A has one (a
-  /// constant-coefficient 5- or 7-point pattern); false keeps the plain CSR product.
+  /// constant-coefficient 5- or 7-point pattern), else in SELL-C-σ when the cheap rule on
+  /// row lengths picks it (SpmvFormat::Auto, prepared_matvec.h); false keeps the plain CSR
+  /// product. SolveInfo::spmv_format says which ran.
   bool stencil_spmv = true;
 };
 
@@ -77,6 +79,9 @@ struct SolveInfo {
   int64_t iterations = 0;    ///< Krylov iterations (0 for direct solves)
   double residual = 0.0;     ///< relative residual ||A x - b|| / ||b|| (max over right-hand sides)
   std::string message;       ///< human-readable detail when status is not Converged
+  /// Native Krylov on the CPU: the storage A v ran in ("csr", "stencil", "sell-8-8",
+  /// "sell-8-256": C and σ); empty for other backends and devices.
+  std::string spmv_format;
 };
 
 const char* to_string(Backend backend);

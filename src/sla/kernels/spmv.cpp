@@ -177,17 +177,26 @@ SpmvPlan::SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, in
   if (format == SpmvFormat::Auto || format == SpmvFormat::Stencil) stencil_ = detect_stencil(row_ptr_, col_idx_, values_, rows);
   TESSERA_CHECK(format != SpmvFormat::Stencil || stencil_.found(), InvalidInput,
                 "SpmvPlan: the matrix is not a constant-coefficient stencil (at most 8 diagonals, one value each)");
-  blocks_ = balance_rows(row_ptr_, threads > 0 ? std::min(threads, kMaxThreads) : spmv_threads(values_.numel()));
+  const int nt = threads > 0 ? std::min(threads, kMaxThreads) : spmv_threads(values_.numel());
+  const bool f64 = values_.scalar_type() == at::kDouble && cols < (int64_t{1} << 31);
+  TESSERA_CHECK(format != SpmvFormat::Sell || f64, Unsupported, "SpmvPlan: SELL-C-sigma needs float64 values");
+  if (format == SpmvFormat::Sell || (format == SpmvFormat::Auto && !stencil_.found() && f64 &&
+                                     sell_pays(row_length_stats(row_ptr_), rows))) {
+    sell_ = build_sell(row_ptr_, col_idx_, values_, rows, 8, choose_sell_sigma(row_ptr_, 8));
+    blocks_ = balance_slices(sell_, nt);
+    format_name_ = "sell-" + std::to_string(sell_.chunk) + "-" + std::to_string(sell_.sigma);
+  } else {
+    blocks_ = balance_rows(row_ptr_, nt);
+    format_name_ = uses_stencil() ? "stencil" : values_.scalar_type() == at::kFloat ? "csr-f32values" : "csr";
+  }
 }
 
-const char* SpmvPlan::format_name() const {
-  if (uses_stencil()) return "stencil";
-  return values_.scalar_type() == at::kFloat ? "csr-f32values" : "csr";
-}
+const char* SpmvPlan::format_name() const { return format_name_.c_str(); }
 
 double SpmvPlan::bytes_per_apply() const {
   const double vec = 8.0;   // float64 vectors
   if (uses_stencil()) return static_cast<double>(rows_) * (1.0 + vec) + static_cast<double>(cols_) * vec;
+  if (uses_sell()) return static_cast<double>(sell_.stored()) * 12.0 + static_cast<double>(rows_ + cols_) * vec;
   const double per_nnz = static_cast<double>(values_.element_size() + col_idx_.element_size());
   return static_cast<double>(values_.numel()) * per_nnz + static_cast<double>(rows_ + cols_) * vec;
 }
@@ -202,6 +211,7 @@ double SpmvPlan::run(const at::Tensor& x, at::Tensor& y, bool dot) const {
   if (f64) {
     const double* xp = x.data_ptr<double>();
     double* yp = y.data_ptr<double>();
+    if (uses_sell()) return sell_product(xp, yp, dot);
     if (uses_stencil()) return dot ? stencil_product<true>(stencil_, blocks_, xp, yp) : stencil_product<false>(stencil_, blocks_, xp, yp);
     if (values_.scalar_type() == at::kFloat) {   // float32 values, float64 accumulation
       const float* v = values_.data_ptr<float>();
@@ -222,7 +232,15 @@ double SpmvPlan::run(const at::Tensor& x, at::Tensor& y, bool dot) const {
 
 void SpmvPlan::apply(const at::Tensor& x, at::Tensor& y) const { run(x, y, false); }
 
+double SpmvPlan::sell_product(const double* x, double* y, bool dot) const {
+  return reduce_blocks<double>(blocks_, [&](int64_t a, int64_t b) { return sell_slices(sell_, x, y, a, b, dot); });
+}
+
 void SpmvPlan::apply(const double* x, double* y) const {
+  if (uses_sell()) {
+    sell_product(x, y, false);
+    return;
+  }
   if (uses_stencil()) {
     stencil_product<false>(stencil_, blocks_, x, y);
     return;

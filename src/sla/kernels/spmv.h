@@ -15,8 +15,10 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "sla/kernels/sell.h"
 #include "tessera/sla/prepared_matvec.h"
 
 namespace tessera::sla::detail {
@@ -44,8 +46,9 @@ class SpmvPlan {
  public:
   /// row_ptr / col_idx int32 or int64; values [nnz] float64 or float32 (contiguous, CPU).
   /// threads = 0: spmv_threads(nnz). Format Auto picks the stencil form when the matrix has
-  /// one; Csr never does; Stencil requires it. (The other formats are PreparedMatvec's:
-  /// it converts values / indices and passes Csr.)
+  /// one, else SELL-C-σ when sell_pays (float64 values); Csr never does either; Stencil and
+  /// Sell require theirs. (The other formats are PreparedMatvec's: it converts values /
+  /// indices and passes Csr.)
   SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, int64_t rows, int64_t cols,
            SpmvFormat format = SpmvFormat::Auto, int threads = 0);
 
@@ -61,17 +64,21 @@ class SpmvPlan {
   int threads() const { return static_cast<int>(blocks_.size()) - 1; }
   const std::vector<int64_t>& row_blocks() const { return blocks_; }
   bool uses_stencil() const { return stencil_.found(); }
+  bool uses_sell() const { return !sell_.slice_ptr.empty(); }
   const char* format_name() const;
   /// Bytes one product must move at least: matrix data, x once, y once.
   double bytes_per_apply() const;
 
  private:
   double run(const at::Tensor& x, at::Tensor& y, bool dot) const;
+  double sell_product(const double* x, double* y, bool dot) const;
 
   at::Tensor row_ptr_, col_idx_, values_;
   int64_t rows_ = 0, cols_ = 0;
   StencilForm stencil_;
-  std::vector<int64_t> blocks_;
+  SellForm sell_;                 ///< empty unless the product runs in SELL-C-σ
+  std::vector<int64_t> blocks_;   ///< row blocks (slice blocks for SELL) of the threads
+  std::string format_name_;
 };
 
 /// y[b] = A_b x[b or 0] for one vector per batch element through the CSR kernel: values

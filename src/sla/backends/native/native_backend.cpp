@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sla/backends/native/krylov.h"
+#include "sla/kernels/spmv.h"
 #include "sla/precond/native_preconditioner.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/solve.h"
@@ -44,6 +45,7 @@ class NativeSolver final : public IterativeSolver {
       return out;
     }
     const detail::LinearOperator& op = transpose ? transposed() : forward_;
+    if (const auto* csr = op.target<detail::CsrOperator>()) out.info.spmv_format = csr->plan->format_name();
     const detail::LinearOperator* pc = preconditioner_ ? &preconditioner_->op(transpose) : nullptr;
     SolveOptions opts = options_;
     opts.method = method;
