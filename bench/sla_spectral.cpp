@@ -2,7 +2,7 @@
 // factorisation, and eigsh on 2D Poisson matrices.
 //
 //   build/bench_sla_spectral [--eigsh-only] [--backends auto,native,spectra]
-//                            [--modes largest,smallest,shift0] [--repeats R] [m ...]
+//                            [--modes largest,smallest,shift0] [--repeats R] [--ncv M] [m ...]
 //   (default grids 50 100; n = m^2; default backends auto,native,spectra, modes all, R = 3)
 //
 // Prints JSON lines. logdet: forward seconds (CHOLMOD), backward seconds (LDU + Takahashi),
@@ -74,6 +74,7 @@ struct Config {
   std::vector<std::string> backends = {"auto", "native", "spectra"};
   std::vector<std::string> modes = {"largest", "smallest", "shift0"};
   int repeats = 3;
+  int64_t ncv = 0;   // Krylov space size; 0: eigsh's default
   std::vector<int64_t> grids;
 };
 
@@ -84,9 +85,10 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
-EigshOptions options_for(const std::string& backend, const std::string& mode) {
-  EigshOptions o;   // k = 6, tol, ncv, block: defaults
+EigshOptions options_for(const std::string& backend, const std::string& mode, int64_t ncv) {
+  EigshOptions o;   // k = 6, tol, block: defaults
   o.backend = parse_eigsh_backend(backend);
+  o.ncv = ncv;
   if (mode == "largest") {
     o.which = Which::Largest;
   } else if (mode == "smallest") {
@@ -105,7 +107,7 @@ void bench_eigsh(int64_t m, const Config& c) {
   SparseTensor a = poisson2d(m);
   for (const std::string& mode : c.modes) {
     for (const std::string& backend : c.backends) {
-      const EigshOptions o = options_for(backend, mode);
+      const EigshOptions o = options_for(backend, mode, c.ncv);
       double best = 1e300;
       EigshResult r;
       for (int rep = 0; rep < c.repeats; ++rep) {
@@ -114,9 +116,9 @@ void bench_eigsh(int64_t m, const Config& c) {
         best = std::min(best, seconds_since(t0));
       }
       std::printf("{\"bench\":\"eigsh\",\"backend\":\"%s\",\"chosen\":\"%s\",\"mode\":\"%s\",\"n\":%lld,"
-                  "\"k\":6,\"seconds\":%.4f,\"iterations\":%lld,\"operator_applications\":%lld,"
+                  "\"k\":6,\"ncv\":%lld,\"seconds\":%.4f,\"iterations\":%lld,\"operator_applications\":%lld,"
                   "\"max_residual\":%.2e,\"lambda_min\":%.10f,\"lambda_max\":%.10f,\"status\":\"%s\"}\n",
-                  backend.c_str(), r.info.backend.c_str(), mode.c_str(), static_cast<long long>(a.rows()), best,
+                  backend.c_str(), r.info.backend.c_str(), mode.c_str(), static_cast<long long>(a.rows()), static_cast<long long>(c.ncv), best,
                   static_cast<long long>(r.info.iterations), static_cast<long long>(r.info.operator_applications),
                   r.info.max_residual, r.eigenvalues[0].item<double>(), r.eigenvalues[5].item<double>(),
                   to_string(r.info.status));
@@ -139,6 +141,8 @@ int main(int argc, char** argv) {
       c.modes = split(argv[++i]);
     } else if (arg == "--repeats" && i + 1 < argc) {
       c.repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--ncv" && i + 1 < argc) {
+      c.ncv = std::max(0, std::atoi(argv[++i]));
     } else {
       c.grids.push_back(std::atoll(arg.c_str()));
     }

@@ -6,6 +6,7 @@
 #
 #   cmake --build build --target bench_sla_spectral && bench/sla_spectral_peers.sh 100 1000
 #   MODES=largest,shift0 BACKENDS=auto LIMIT=600 REPEATS=1 bench/sla_spectral_peers.sh 1000
+#   NCV=60 MODES=largest BACKENDS=auto bench/sla_spectral_peers.sh 1000   # both sides' Krylov space size
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
@@ -15,6 +16,7 @@ BACKENDS=${BACKENDS:-auto,native,spectra}
 LIMIT=${LIMIT:-600}
 REPEATS=${REPEATS:-3}
 THREADS=${THREADS:-2}
+NCV=${NCV:-0}
 PY=/usr/bin/python3
 export GLOG_minloglevel=2 OMP_NUM_THREADS=$THREADS
 mkdir -p "$OUT"
@@ -32,14 +34,14 @@ run() {
       "$who" "$mode" "$n" "$LIMIT" | tee -a "$J"
   fi
 }
-meta "start threads=$THREADS cores=$(nproc) limit=$LIMIT repeats=$REPEATS $(git rev-parse --short HEAD)"
+meta "start threads=$THREADS cores=$(nproc) limit=$LIMIT repeats=$REPEATS ncv=$NCV $(git rev-parse --short HEAD)"
 for m in "${@:-100}"; do
   for mode in ${MODES//,/ }; do
     for backend in ${BACKENDS//,/ }; do
       run "$backend" "$mode" $((m * m)) "$BENCH" --eigsh-only --repeats "$REPEATS" --backends "$backend" \
-        --modes "$mode" "$m"
+        --modes "$mode" --ncv "$NCV" "$m"
     done
-    run scipy-arpack "$mode" $((m * m)) "$PY" bench/sla_spectral_peer.py --repeats "$REPEATS" --modes "$mode" "$m"
+    run scipy-arpack "$mode" $((m * m)) "$PY" bench/sla_spectral_peer.py --repeats "$REPEATS" --modes "$mode" --ncv "$NCV" "$m"
     meta "done m=$m mode=$mode"
   done
 done

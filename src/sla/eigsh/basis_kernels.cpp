@@ -65,6 +65,25 @@ TESSERA_ROW_KERNEL void subtract_rows(const double* v, int64_t n, int64_t j, con
   }
 }
 
+/// U(i, q) = sum_c V(i, c) Y(c, q) for i in [r0, r1): rows in chunks that stay in L1.
+TESSERA_ROW_KERNEL void combine_rows(const double* v, int64_t n, int64_t j, const double* y, int64_t ldy, int64_t p,
+                                     double* u, int64_t r0, int64_t r1) {
+  constexpr int64_t kChunk = 512;
+  for (int64_t a = r0; a < r1; a += kChunk) {
+    const int64_t b = std::min(r1, a + kChunk);
+    for (int64_t q = 0; q < p; ++q) {
+      double* uq = u + q * n;
+      for (int64_t i = a; i < b; ++i) uq[i] = 0.0;
+      for (int64_t c = 0; c < j; ++c) {
+        const double* vc = v + c * n;
+        const double ycq = y[c * ldy + q];
+#pragma omp simd
+        for (int64_t i = a; i < b; ++i) uq[i] += vc[i] * ycq;
+      }
+    }
+  }
+}
+
 TESSERA_ROW_KERNEL double dot_rows(const double* w, int64_t r0, int64_t r1) {
   double s = 0;
 #pragma omp simd reduction(+ : s)
@@ -115,6 +134,12 @@ void basis_subtract(const double* v, int64_t n, int64_t j, const double* h, doub
   const int nt = threads_for(n * j);
 #pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
   for (int t = 0; t < nt; ++t) subtract_rows(v, n, j, h, w, block_start(n, t, nt), block_start(n, t + 1, nt));
+}
+
+void basis_combine(const double* v, int64_t n, int64_t j, const double* y, int64_t ldy, int64_t p, double* u) {
+  const int nt = threads_for(n * j * p);
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+  for (int t = 0; t < nt; ++t) combine_rows(v, n, j, y, ldy, p, u, block_start(n, t, nt), block_start(n, t + 1, nt));
 }
 
 double vector_norm(const double* w, int64_t n) {

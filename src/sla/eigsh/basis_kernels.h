@@ -14,6 +14,10 @@ void basis_inner(const double* v, int64_t n, int64_t j, const double* w, double*
 /// w = w - V h.
 void basis_subtract(const double* v, int64_t n, int64_t j, const double* h, double* w);
 
+/// U = V Y: U [n, p] (column-major, leading dimension n, not overlapping V) from V [n, j]
+/// and Y [j, p] (row-major, leading dimension ldy >= p): the Ritz vectors of a basis.
+void basis_combine(const double* v, int64_t n, int64_t j, const double* y, int64_t ldy, int64_t p, double* u);
+
 /// sqrt(<w, w>).
 double vector_norm(const double* w, int64_t n);
 

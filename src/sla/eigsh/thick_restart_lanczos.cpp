@@ -7,11 +7,13 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "sla/eigsh/basis_kernels.h"
 #include "sla/eigsh/lanczos.h"
 #include "tessera/core/error.h"
+#include "tessera/core/threads.h"
 
 namespace tessera::sla::detail {
 namespace {
@@ -59,6 +61,7 @@ RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const Lancz
   std::vector<double> v(static_cast<size_t>(n) * (m + 1));   // basis V [n, m + 1], column-major
   std::vector<double> t(static_cast<size_t>(m) * m, 0.0);    // T = V^T op V [m, m]
   std::vector<double> h(m + 1), tmp(m + 1), unused(m + 1);
+  std::vector<double> ritz(static_cast<size_t>(n) * m);      // kept Ritz vectors at a restart
   at::Generator gen = at::detail::createCPUGenerator(p.seed);
   {
     at::Tensor start = at::randn({n}, gen, at::kDouble).contiguous();
@@ -106,7 +109,11 @@ RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const Lancz
     }
     // Rayleigh-Ritz: T y = θ y; the residual of the Ritz pair (θ, V y) is β |y_{m-1}|
     at::Tensor tt = at::from_blob(t.data(), {m, m}, at::kDouble);
-    auto [evals, evecs] = at::linalg_eigh(tt);
+    at::Tensor evals, evecs;
+    {
+      core::ScopedBlasThreads one(1);   // a small dense problem: no thread team to wake
+      std::tie(evals, evecs) = at::linalg_eigh(tt);
+    }
     const double* ev = evals.data_ptr<double>();
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -137,16 +144,16 @@ RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const Lancz
     // pairs converge) and the residual direction v_m
     kept = std::min(m - 1, k + std::min(nconv, (m - k) / 2));
     if (kept == 1 && m >= 6) kept = m / 2;
-    at::Tensor basis = at::from_blob(v.data(), {m, n}, at::kDouble);                  // rows v_0..v_{m-1}
-    at::Tensor ritz = at::mm(y.narrow(1, 0, kept).t(), basis);                         // [kept, n] = Y^T V^T
+    basis_combine(v.data(), n, m, yp, m, kept, ritz.data());                           // U = V Y[:, :kept]
     std::copy(v.data() + m * n, v.data() + (m + 1) * n, v.data() + kept * n);        // v_kept = v_m
-    std::copy(ritz.data_ptr<double>(), ritz.data_ptr<double>() + kept * n, v.data());
+    std::copy(ritz.begin(), ritz.begin() + kept * n, v.data());
     std::fill(t.begin(), t.end(), 0.0);
     for (int64_t i = 0; i < kept; ++i) t[i * m + i] = theta[i];                       // T = diag(θ)
   }
-  at::Tensor basis = at::from_blob(v.data(), {m, n}, at::kDouble);
   out.theta = at::from_blob(theta.data(), {k}, at::kDouble).clone();
-  out.vectors = at::mm(basis.t(), y.narrow(1, 0, k));                                   // [n, k] = V Y
+  at::Tensor vectors = at::empty({k, n}, at::kDouble);                                  // columns of V Y, as rows
+  basis_combine(v.data(), n, m, y.data_ptr<double>(), m, k, vectors.data_ptr<double>());
+  out.vectors = vectors.t();                                                             // [n, k] = V Y
   return out;
 }
 
