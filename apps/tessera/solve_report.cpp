@@ -61,12 +61,14 @@ int report_solve(const SolveCommandOptions& o, const sla::SolveInfo& info, doubl
                           {"n", n},                    {"nnz", nnz},
                           {"ranks", ranks}};
     if (!info.message.empty()) out["message"] = info.message;
+    if (!info.spmv_format.empty()) out["spmv_format"] = info.spmv_format;   // native Krylov's product storage
     if (o.json) {
       std::cout << out.dump() << std::endl;
     } else {
       std::cout << "n: " << n << "  nnz: " << nnz << "  ranks: " << ranks << "\nbackend: " << info.backend
                 << "  method: " << sla::to_string(info.method) << "\nstatus: " << sla::to_string(info.status)
-                << "  iterations: " << info.iterations << "\ntime: " << seconds
+                << "  iterations: " << info.iterations
+                << (info.spmv_format.empty() ? "" : "  spmv: " + info.spmv_format) << "\ntime: " << seconds
                 << " s\nrelative residual ||Ax-b||/||b||: " << info.residual << std::endl;
     }
   }
