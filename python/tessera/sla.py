@@ -301,7 +301,7 @@ class SparseTensor:
 
     def solve(self, b: torch.Tensor, backend: str = "auto", method: str = "auto",
               preconditioner: Optional[str] = "jacobi", rtol: float = 1e-10, atol: float = 0.0,
-              maxiter: int = 0, gmres_restart: int = 50, return_info: bool = False):
+              maxiter: int = 0, gmres_restart: int = 50, return_info: bool = False, stencil_spmv: bool = True):
         """Solves ``A x = b``, differentiable in A's values and in b.
 
         Args:
@@ -316,7 +316,10 @@ class SparseTensor:
             rtol, atol: Krylov stopping test ``||r|| <= max(rtol ||b||, atol)``.
             maxiter: Krylov iterations (0: 10 n, capped at 100000).
             return_info: also return a :class:`SolveInfo` (status, backend, method,
-                iterations, relative residual).
+                iterations, relative residual; ``spmv_format``: the storage native Krylov's
+                products ran in, ``"stencil"``, ``"sell-8-8"`` / ``"sell-8-256"`` or ``"csr"``).
+            stencil_spmv: native Krylov on the CPU: pick the product's storage (stencil form,
+                SELL-C-σ for large matrices of short rows, else CSR); False: plain CSR.
 
         Returns:
             ``x`` shaped like ``b``, or ``(x, info)`` with ``return_info=True``. A solve
@@ -326,7 +329,7 @@ class SparseTensor:
         Krylov method and preconditioner).
         """
         x, info = _sla.solve(self._impl, b, _solve_options(backend, method, preconditioner, rtol, atol, maxiter,
-                                                           gmres_restart))
+                                                           gmres_restart, stencil_spmv=stencil_spmv))
         return (x, info) if return_info else x
 
     def eigsh(self, k: int = 6, which: Optional[str] = None, sigma: Optional[float] = None, **kwargs):

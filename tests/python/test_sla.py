@@ -175,6 +175,17 @@ def test_solve_not_converged_is_a_status_not_an_exception():
     assert torch.isfinite(x).all()
 
 
+def test_solve_info_names_the_spmv_storage():
+    b = torch.ones(400 * 400, dtype=D)
+    general = sla.variable_diffusion2d(400, sigma=1.0, seed=3)  # 160,000 short rows, not a stencil
+    _, info = general.solve(b, backend="native", method="cg", maxiter=2, return_info=True)
+    assert info.spmv_format == "sell-8-8"
+    _, info = sla.poisson2d(400).solve(b, backend="native", method="cg", maxiter=2, return_info=True)
+    assert info.spmv_format == "stencil"
+    _, info = general.solve(b, backend="native", method="cg", maxiter=2, stencil_spmv=False, return_info=True)
+    assert info.spmv_format == "csr"
+
+
 def test_solve_float32():
     A = sla.poisson2d(6, dtype=torch.float32)
     b = torch.ones(36, dtype=torch.float32)
@@ -201,6 +212,16 @@ def test_eigsh_values_and_gradcheck():
     assert torch.allclose(near, ref[5:6], atol=1e-9)
     assert gradcheck(lambda w: sla.eigsh(sla.SparseTensor.from_symmetric_coo(w, r, c, 16), k=2, which="smallest",
                                          return_eigenvectors=False), (low,))
+
+
+def test_eigsh_backends_agree_at_the_ends():
+    A = sla.poisson2d(12)  # n = 144: the Krylov engines run (not the dense path)
+    ref = torch.linalg.eigvalsh(A.to_dense())
+    vals, info = A.eigsh(k=4, which="largest", return_eigenvectors=False, return_info=True)
+    assert info.backend == "lanczos" and info.converged
+    for backend in ("native", "lanczos"):
+        vals = sla.eigsh(A, k=4, which="smallest", backend=backend, return_eigenvectors=False)
+        assert torch.allclose(vals, ref[:4], atol=1e-9)
 
 
 def test_det_logdet_slogdet_and_gradcheck():
