@@ -1,7 +1,8 @@
 // `tessera bench amg`: the set-up preconditioners of the native Krylov solvers against
 // CG + Jacobi in the same run: AMG-CG on 2D Poisson over sizes, 3D Poisson, MINRES on a
 // shifted (indefinite) Laplacian, GMRES + ILU(0) on convection-diffusion, IC(0) and hypre's
-// BoomerAMG where compiled.
+// BoomerAMG where compiled; and AMG-CG on the generated matrices that are not stencils
+// (log-normal diffusion in 2D and 3D, the P1 finite-element Laplacian), only when asked.
 // One JSON line per solve.
 
 #include <ATen/ATen.h>
@@ -27,7 +28,8 @@ namespace {
 
 struct AmgBenchOptions {
   std::vector<int64_t> grids;       // 2D grid sides; empty: 256 512 1024 2048 4096
-  std::string only;                 // run one case: poisson2d, jacobi, poisson3d, minres, gmres, ic0, boomeramg
+  std::string only;                 // run one case: poisson2d, jacobi, poisson3d, minres, gmres, ic0, boomeramg,
+                                    // or (only when named) diffusion2d, diffusion3d, fe
   double rtol = 1e-8;
   int64_t n3d = 100;                // 3D grid side (1M DOF)
   int64_t n_indefinite = 256;
@@ -73,7 +75,21 @@ int run_amg_bench(const AmgBenchOptions& o) {
   using sla::Preconditioner;
   auto want = [&](const char* c) { return o.only.empty() || o.only == c; };
   std::vector<int64_t> grids = o.grids.empty() ? std::vector<int64_t>{256, 512, 1024, 2048, 4096} : o.grids;
-  for (int64_t n : grids) {
+  if (o.only == "diffusion2d" || o.only == "fe") {   // log-normal kappa (sigma 1, seed 0); FE mesh jitter 0.3, seed 0
+    for (int64_t n : grids) {
+      const sla::SparseTensor a = o.only == "fe" ? sla::fe_laplacian2d(n, {.jitter = 0.3, .seed = 0})
+                                                 : sla::variable_diffusion2d(n, {.sigma = 1.0, .seed = 0});
+      run_case(o.only, a, Method::CG, Preconditioner::AMG, o.rtol, {{"grid", n}});
+    }
+    return 0;
+  }
+  if (o.only == "diffusion3d") {
+    run_case("diffusion3d", sla::variable_diffusion3d(o.n3d, {.sigma = 1.0, .seed = 0}), Method::CG,
+             Preconditioner::AMG, o.rtol, {{"grid", o.n3d}});
+    return 0;
+  }
+  const bool any2d = want("poisson2d") || want("jacobi") || want("ic0") || want("boomeramg");
+  for (int64_t n : any2d ? grids : std::vector<int64_t>{}) {
     const sla::SparseTensor a = sla::poisson2d(n);
     double amg = 0;
     if (want("poisson2d")) amg = run_case("poisson2d", a, Method::CG, Preconditioner::AMG, o.rtol, {{"grid", n}});
@@ -116,7 +132,9 @@ void add_bench_amg(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<AmgBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("amg", "AMG / IC(0) / ILU(0) preconditioned Krylov solves vs CG + Jacobi");
   cmd->add_option("--n", o->grids, "2D grid sides (n^2 unknowns); default 256 512 1024 2048 4096");
-  cmd->add_option("--case", o->only, "only this case: poisson2d, jacobi, ic0, boomeramg, poisson3d, minres, gmres");
+  cmd->add_option("--case", o->only,
+                  "only this case: poisson2d, jacobi, ic0, boomeramg, poisson3d, minres, gmres; or one of the "
+                  "generated matrices (AMG-CG, run only when named): diffusion2d, fe (over --n), diffusion3d (--n3d)");
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--n3d", o->n3d, "3D grid side")->check(kPositive);
   cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");

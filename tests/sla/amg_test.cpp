@@ -91,6 +91,22 @@ TEST(Amg, CgConvergesInFewIterationsOn2dAnd3dPoisson) {
   }
 }
 
+TEST(Amg, SetupIsDeterministicAndTimesItsPhases) {
+  const auto a = csr_of(variable_diffusion3d(12, {.sigma = 1.0, .seed = 1}), 0);
+  AmgOptions options;
+  options.coarse_size = 50;
+  const AmgHierarchy h1 = build_amg(a, options), h2 = build_amg(a, options);
+  ASSERT_EQ(h1.levels().size(), h2.levels().size());
+  ASSERT_GE(h1.levels().size(), 2u);
+  for (size_t l = 0; l < h1.levels().size(); ++l) {
+    EXPECT_EQ(h1.levels()[l].lambda_max, h2.levels()[l].lambda_max) << l;   // fixed power-iteration start
+    EXPECT_TRUE(at::equal(h1.levels()[l].a.to_dense(), h2.levels()[l].a.to_dense())) << l;
+  }
+  const auto& s = h1.setup_seconds;
+  for (double t : {s.spectrum, s.aggregation, s.prolongator, s.galerkin, s.coarse_inverse}) EXPECT_GE(t, 0.0);
+  EXPECT_GT(s.spectrum + s.aggregation + s.prolongator + s.galerkin, 0.0);
+}
+
 TEST(Amg, GradientMatchesFiniteDifferences) {
   const SparseTensor a = poisson2d(5);
   at::manual_seed(4);

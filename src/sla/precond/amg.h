@@ -26,6 +26,15 @@ struct AmgLevel {
   double lambda_max = 0;  ///< estimate of the largest eigenvalue of D^{-1} A
 };
 
+/// Wall seconds of the set-up's phases, summed over levels.
+struct AmgSetupSeconds {
+  double spectrum = 0;        ///< D^{-1} and the power iterations for lambda_max
+  double aggregation = 0;     ///< strength of connection and aggregates
+  double prolongator = 0;     ///< P = (I - w D^{-1} A) T
+  double galerkin = 0;        ///< A_c = P^T (A P)
+  double coarse_inverse = 0;  ///< dense inverse of the coarsest operator
+};
+
 class AmgHierarchy {
  public:
   AmgHierarchy() = default;
@@ -42,6 +51,8 @@ class AmgHierarchy {
   double operator_complexity() const;
   /// Bytes held by the hierarchy's tensors (excluding the finest operator, owned by the caller).
   int64_t bytes() const;
+
+  AmgSetupSeconds setup_seconds;   ///< filled by build_amg
 
  private:
   at::Tensor cycle(size_t level, const at::Tensor& b) const;

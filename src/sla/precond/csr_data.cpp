@@ -86,7 +86,11 @@ CsrData gustavson(int64_t rows, int64_t cols, const RowProducts& row_products) {
 
 void CsrData::prepare() {
   if (plan || !values.defined() || !values.is_cpu() || values.scalar_type() != at::kDouble) return;
-  plan = std::make_shared<const SpmvPlan>(row_ptr, col_idx, values, rows, cols);
+  // the stencil form (1 byte per row) when the matrix has one, else the CSR tensors as they
+  // are: a level never holds a second, reformatted copy of its matrix
+  const bool stencil = detect_stencil(row_ptr, col_idx, values, rows).found();
+  plan = std::make_shared<const SpmvPlan>(row_ptr, col_idx, values, rows, cols,
+                                          stencil ? SpmvFormat::Stencil : SpmvFormat::Csr);
 }
 
 at::Tensor CsrData::apply(const at::Tensor& x) const {
@@ -213,30 +217,10 @@ CsrData csr_multiply(const CsrData& a0, const CsrData& b0) {
   return out;
 }
 
-CsrData csr_triple_product(const CsrData& r0, const CsrData& a0, const CsrData& p0) {
-  TESSERA_CHECK(r0.cols == a0.rows && a0.cols == p0.rows, DimensionMismatch, "csr_triple_product: shapes ",
-                r0.rows, "x", r0.cols, ", ", a0.rows, "x", a0.cols, ", ", p0.rows, "x", p0.cols);
-  const at::ScalarType t = common_index({&r0, &a0, &p0});
-  const CsrData r = with_index(r0, t), a = with_index(a0, t), p = with_index(p0, t);
-  CsrData out;
-  with_index_type(t, [&]<typename I>() {
-    const I *rrp = r.row_ptr.data_ptr<I>(), *rci = r.col_idx.data_ptr<I>();
-    const I *arp = a.row_ptr.data_ptr<I>(), *aci = a.col_idx.data_ptr<I>();
-    const I *prp = p.row_ptr.data_ptr<I>(), *pci = p.col_idx.data_ptr<I>();
-    const double *rva = r.values.data_ptr<double>(), *ava = a.values.data_ptr<double>();
-    const double* pva = p.values.data_ptr<double>();
-    out = gustavson<I>(r.rows, p.cols, [&](int64_t i, auto&& emit) {
-      for (I s = rrp[i]; s < rrp[i + 1]; ++s) {
-        const I j = rci[s];
-        for (I u = arp[j]; u < arp[j + 1]; ++u) {
-          const I k = aci[u];
-          const double ra = rva[s] * ava[u];                                    // r_ij a_jk
-          for (I w = prp[k]; w < prp[k + 1]; ++w) emit(pci[w], ra * pva[w]);   // r_ij a_jk p_kl
-        }
-      }
-    });
-  });
-  return out;
+CsrData csr_triple_product(const CsrData& r, const CsrData& a, const CsrData& p) {
+  TESSERA_CHECK(r.cols == a.rows && a.cols == p.rows, DimensionMismatch, "csr_triple_product: shapes ", r.rows,
+                "x", r.cols, ", ", a.rows, "x", a.cols, ", ", p.rows, "x", p.cols);
+  return csr_multiply(r, csr_multiply(a, p));   // R (A P): each row of A P formed once, freed after
 }
 
 }  // namespace tessera::sla::detail

@@ -21,7 +21,8 @@ struct CsrData {
   int64_t rows = 0;
   int64_t cols = 0;
   /// Set by `prepare()` on CPU: the bandwidth-bound single-vector kernel (stencil form when
-  /// the matrix has one), used by `apply` for float64 CPU vectors.
+  /// the matrix has one, else CSR on these tensors: no reformatted copy), used by `apply`
+  /// for float64 CPU vectors.
   std::shared_ptr<const SpmvPlan> plan;
 
   int64_t nnz() const { return col_idx.defined() ? col_idx.size(0) : 0; }
@@ -47,7 +48,8 @@ CsrData csr_transpose(const CsrData& a);
 /// C = A B (Gustavson, two passes, OpenMP over rows).
 CsrData csr_multiply(const CsrData& a, const CsrData& b);
 
-/// C = R A P fused row by row: the product A P is never stored.
+/// C = R A P as R (A P): A P is stored for the second product (each of its rows formed once,
+/// not once per row of R that reaches it) and freed on return.
 CsrData csr_triple_product(const CsrData& r, const CsrData& a, const CsrData& p);
 
 /// int32 when `nnz` and `cols` fit, else int64.

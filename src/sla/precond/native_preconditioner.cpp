@@ -57,15 +57,19 @@ const LinearOperator& NativePreconditioner::op(bool transpose) {
 }
 
 LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_factor) {
-  char line[160];
+  char line[400];
   switch (options_.preconditioner) {
     case Preconditioner::AMG: {
       auto h = std::make_shared<AmgHierarchy>(build_amg(a, options_.amg));
+      const AmgSetupSeconds& s = h->setup_seconds;
       std::snprintf(line, sizeof line,
-                    "amg: %zu levels, coarsest %lld rows, operator complexity %.3f, %.1f bytes per row held "
-                    "(P, coarse operators, D^-1)",
-                    h->levels().size(), static_cast<long long>(h->levels().back().a.rows), h->operator_complexity(),
-                    static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)));
+                    "amg: %zu levels, coarsest %lld rows, operator complexity %.3f, %.1f bytes per row "
+                    "held (P, coarse operators, D^-1); set-up s: spectrum %.2f, aggregation %.2f, prolongator %.2f, "
+                    "galerkin %.2f, coarse inverse %.2f",
+                    h->levels().size(),
+                    static_cast<long long>(h->levels().back().a.rows), h->operator_complexity(),
+                    static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)), s.spectrum,
+                    s.aggregation, s.prolongator, s.galerkin, s.coarse_inverse);
       summary_ = line;
       return [h](const at::Tensor& r) { return h->vcycle(r); };               // z = V-cycle(r)
     }
