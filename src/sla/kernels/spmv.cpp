@@ -184,9 +184,11 @@ SpmvPlan::SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, in
                                      sell_pays(row_length_stats(row_ptr_), rows))) {
     sell_ = build_sell(row_ptr_, col_idx_, values_, rows, 8, choose_sell_sigma(row_ptr_, 8));
     blocks_ = balance_slices(sell_, nt);
+    row_blocks_ = balance_rows(row_ptr_, nt);
     format_name_ = "sell-" + std::to_string(sell_.chunk) + "-" + std::to_string(sell_.sigma);
   } else {
     blocks_ = balance_rows(row_ptr_, nt);
+    row_blocks_ = blocks_;
     format_name_ = uses_stencil() ? "stencil" : values_.scalar_type() == at::kFloat ? "csr-f32values" : "csr";
   }
 }

@@ -62,7 +62,9 @@ class SpmvPlan {
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   int threads() const { return static_cast<int>(blocks_.size()) - 1; }
-  const std::vector<int64_t>& row_blocks() const { return blocks_; }
+  /// Row ranges of the threads, for vector updates beside the product (with SELL, the
+  /// product's own blocks are slices, not rows).
+  const std::vector<int64_t>& row_blocks() const { return row_blocks_; }
   bool uses_stencil() const { return stencil_.found(); }
   bool uses_sell() const { return !sell_.slice_ptr.empty(); }
   const char* format_name() const;
@@ -78,6 +80,7 @@ class SpmvPlan {
   StencilForm stencil_;
   SellForm sell_;                 ///< empty unless the product runs in SELL-C-σ
   std::vector<int64_t> blocks_;   ///< row blocks (slice blocks for SELL) of the threads
+  std::vector<int64_t> row_blocks_;  ///< row blocks of the threads (blocks_ unless SELL)
   std::string format_name_;
 };
 
