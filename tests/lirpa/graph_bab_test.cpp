@@ -265,6 +265,29 @@ TEST(LirpaGraphBab, BetaWithTheSlopesIsTighterThanBetaAlone) {
   }
 }
 
+// A child starts from its parent's slopes and multipliers: the parameters returned with the
+// bounds are each row's best, so one step from them gives the optimised bound again (from
+// CROWN's slopes and zero multipliers, one step gives about CROWN's).
+TEST(LirpaGraphBab, ReturnedParametersReproduceTheOptimisedBound) {
+  at::manual_seed(6);
+  for (const Case& cs : cases()) {
+    SCOPED_TRACE(cs.name);
+    auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
+    GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
+    GraphDomains kids = random_children(gr, relus, lo, hi, 8);
+    BetaOptions full, one;
+    one.iterations = 1;
+    GraphBounded opt = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &full);
+    GraphBounded cold = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &one);
+    kids.start = opt.params;
+    GraphBounded warm = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &one);
+    at::Tensor open = at::isfinite(opt.lb);
+    at::Tensor a = opt.lb.masked_select(open), w = warm.lb.masked_select(open), k = cold.lb.masked_select(open);
+    EXPECT_TRUE(at::allclose(w, a, 1e-9, 1e-9)) << "optimised " << a << "\nwarm start " << w;
+    EXPECT_GT((a - k).sum().item<double>(), 0.0) << "the optimisation gained nothing: the test shows nothing";
+  }
+}
+
 // FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, its
 // worse child is at least as good as that of BaBSR's first choice (one of the candidates);
 // with one candidate it is BaBSR, with every candidate the best of all measured one by one,
@@ -433,13 +456,19 @@ TEST(LirpaGraphBab, BranchingClosesTheGapOnCnnAndResNet) {
     at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
     at::Tensor lo = x0 - cs.eps, hi = x0 + cs.eps;
     at::Tensor c = spec_rows(1, g.output_size());
-    auto [lb, m] = gap(g, lo, hi, c);
     VerifyOptions o;
     o.timeout = 20;
     o.attack.enabled = false;
     o.alpha_enabled = false;
-    // a twentieth of the way from CROWN's bound to the sampled minimum: CROWN alone cannot
-    // prove it (the bound is below rhs), a few splits do, with either branching rule
+    // the search's root: CROWN with the final rows' slopes optimised
+    const std::vector<GraphRelu> relus = detail::graph_relus(g);
+    double lb = detail::bound_graph_domains(g, relus, testing::root_domain(lo, hi, relus), c, at::zeros({1}, at::kDouble),
+                                            nullptr, &o.beta)
+                    .lb.item<double>();
+    double m = gap(g, lo, hi, c).second;
+    ASSERT_LT(lb, m);
+    // a twentieth of the way from the root's bound to the sampled minimum: the root cannot
+    // prove it (its bound is below rhs), a few splits do, with either branching rule
     double rhs = lb + 0.05 * (m - lb);
     for (ReluBranching b : {ReluBranching::BaBSR, ReluBranching::FSB}) {
       SCOPED_TRACE(relu_branching_name(b));

@@ -25,7 +25,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
       "alpha: {enabled: false, iterations: 5, lr: 0.2, lr_decay: 0.9, early_stop_patience: 4}\n"
       "beta: {iterations: 6, lr_alpha: 0.3, lr_beta: 0.4, lr_decay: 0.7}\n"
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
-      "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  enabled: true\n"
+      "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  inherit_max_bytes: 4096\n  enabled: true\n"
       "  input_portfolio_after: -1\n  input_alpha_band: 0.5\n  input_alpha_iterations: 7\n"
       "  input_relu_share: 0.25\n");
   EXPECT_EQ(o.timeout, 12.5);
@@ -46,6 +46,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.attack_every, 3);
   EXPECT_EQ(o.bab.input_split_max_dims, 2);
   EXPECT_EQ(o.bab.max_domains, 100);
+  EXPECT_EQ(o.bab.inherit_max_bytes, 4096);
   EXPECT_EQ(o.bab.input_portfolio_after, -1);
   EXPECT_EQ(o.bab.input_alpha_band, 0.5);
   EXPECT_EQ(o.bab.input_alpha_iterations, 7);

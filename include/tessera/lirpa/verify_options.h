@@ -112,6 +112,10 @@ struct BabOptions {
   /// is pruned early, so runs in different modes do exactly the same work.
   bool force_synchronous = false;
   int64_t max_domains = 4000000;            ///< stop (unknown) when the pool grows beyond this
+  /// ReLU splitting: bytes of the open domains' final-row slopes and split multipliers (K rows
+  /// times every ReLU neuron, float32) the pool may keep for their children to start from;
+  /// beyond, children start from CROWN's slopes and zero multipliers.
+  int64_t inherit_max_bytes = int64_t{1} << 30;
 };
 
 struct VerifyOptions {

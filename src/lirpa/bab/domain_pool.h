@@ -27,6 +27,12 @@ class TensorPool {
     score_ = at::cat({score_, score});
   }
 
+  /// Replaces field `i` by an empty `[size, 0]` tensor of its type (its rows no longer kept);
+  /// later pushes must give `[n, 0]` for it too.
+  void clear_field(size_t i) {
+    if (size() > 0) fields_[i] = at::empty({size(), 0}, fields_[i].options());
+  }
+
   /// Removes the `b` domains with the lowest scores; returns their fields and scores.
   std::pair<std::vector<at::Tensor>, at::Tensor> pop(int64_t b) {
     b = std::min(b, size());

@@ -32,6 +32,16 @@ struct GraphRelu {
 /// The ReLU nodes of `graph` (recognised by their operator's type), in topological order.
 std::vector<GraphRelu> graph_relus(const Graph& graph);
 
+/// The final rows' ReLU slopes and split multipliers of a batch of domains, per ReLU node
+/// (graph_relus order) `[B, K, n_j]` (K rows per domain), or empty (none). Any slope in [0, 1]
+/// and any multiplier >= 0 gives a sound bound, so a child may start from its parent's.
+struct RowParams {
+  std::vector<at::Tensor> alpha, beta;
+  bool empty() const { return alpha.empty(); }
+  RowParams select(const at::Tensor& index) const;  ///< the domains `index` (dim 0)
+  int64_t bytes() const;
+};
+
 /// Sub-domains of ReLU splitting on a graph, all in one input box.
 struct GraphDomains {
   at::Tensor xl, xu;  ///< [n_in] float64, the box
@@ -46,6 +56,9 @@ struct GraphDomains {
   /// child whose only new split is at ReLU node reuse_upto[b]: nothing before that node's
   /// input depends on it.
   at::Tensor reuse_upto;
+  /// Where each domain's slopes and multipliers start (its parent's optimised ones), or empty:
+  /// CROWN's slopes and zero multipliers.
+  RowParams start;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
 };
 
@@ -55,6 +68,9 @@ struct GraphBounded {
   LayerBounds bounds;              ///< per ReLU node [B, n_j] pre-activation bounds, splits applied
   std::vector<at::Tensor> lambda;  ///< per ReLU node [B, K, n_j]: coefficients on its output (CROWN rows)
   at::Tensor a_input;              ///< [B, K, n_in]: the CROWN rows' coefficients on the input
+  /// With beta: each row's slopes and multipliers at its best bound (the start's where the
+  /// optimisation did not run), for the children to start from.
+  RowParams params;
   int64_t bounded = 0;             ///< domains bounded (fewer than B when `stop` said so)
   int64_t bounded_here = 0;        ///< of them, those this rank bounded itself (its blocks)
 };
@@ -65,7 +81,8 @@ struct GraphBounded {
 /// unverified gets split multipliers: for any beta >= 0, c y >= c y - sum beta s z on the
 /// domain (s z >= 0 there), and the CROWN bound of the right side, rows -beta s added at each
 /// split ReLU's input, is maximised over beta and the final rows' ReLU slopes (alpha, from
-/// CROWN's) by projected Adam (the best bound per row kept).
+/// `d.start` or CROWN's) by projected Adam (the best bound per row kept, and its parameters
+/// in `params`); a domain without splits optimises the slopes alone.
 /// It makes a domain whose every unstable ReLU is split exact (LP duality) where CROWN alone
 /// is not. The domains are bounded together: the graph engine's state then carries D domains
 /// (every bound `[D, *shape]`, every backward pass D blocks of rows), one state for the domains

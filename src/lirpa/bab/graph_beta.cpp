@@ -32,45 +32,63 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
 
 // beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
 // rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
-// multipliers and the final rows' slopes (alpha, from CROWN's, one set per row), at least
-// `lb`. Each domain's multipliers and slopes are its own rows; a domain leaves the
+// multipliers and the final rows' slopes (alpha, one set per row, from `start` or CROWN's),
+// at least `lb`. Each domain's multipliers and slopes are its own rows; a domain leaves the
 // optimisation once verified (some row positive), and all of them when `stop` says so (the
 // best bounds so far are sound: every slope in [0, 1] and every beta >= 0 is).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
-                         const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard) {
+                         const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
+                         const RowParams& start, RowParams* best_params) {
   at::AutoGradMode grad(true);
-  const int64_t k = lb.size(1);
+  const int64_t domains = lb.size(0), k = lb.size(1), total = rows->rows();
   at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
   for (size_t j = 0; j < relus.size(); ++j) has[j] = (split[j] != 0).any();
   if (shard) has = any_rank(*shard, has);  // on some rank's domains: every rank the same rows
   std::vector<size_t> with;
   for (size_t j = 0; j < relus.size(); ++j)
     if (has[j].item<bool>()) with.push_back(j);
-  if (with.empty()) return lb;
+  // [S, n_j] from a start [D, K, n_j] (S = D K rows)
+  auto from_start = [&](const std::vector<at::Tensor>& v, size_t j) {
+    return v[j].to(at::kDouble).reshape({total, relus[j].size}).clone();
+  };
   std::vector<at::Tensor> beta, sign;
   std::vector<AdamSlot> slots;
   for (size_t j : with) {
-    beta.push_back(at::zeros({rows->rows(), relus[j].size}, at::kDouble));
+    beta.push_back(start.empty() ? at::zeros({total, relus[j].size}, at::kDouble) : from_start(start.beta, j));
     // [S, n_j]: +1 z >= 0, -1 z <= 0, 0 free, the split of each row's domain
-    sign.push_back(per_row(split[j].to(at::kDouble), rows->rows()).contiguous());
+    sign.push_back(per_row(split[j].to(at::kDouble), total).contiguous());
     slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
   }
-  // slopes of the final rows: (output, ReLU node) -> [S, *shape], CROWN's to start
+  // slopes of the final rows: (output, ReLU node) -> [S, *shape], the start's or CROWN's
   std::map<std::pair<int, int>, at::Tensor> alpha;
   std::map<std::pair<int, int>, AdamSlot> alpha_slots;
-  for (const GraphRelu& r : relus) {
+  std::vector<size_t> sloped;  // the ReLU nodes with slopes, in the order of `alpha`
+  for (size_t j = 0; j < relus.size(); ++j) {
+    const GraphRelu& r = relus[j];
     const Node& node = graph.node(r.node);
     if (!node.op->has_alpha()) continue;
-    at::Tensor init = node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble);  // [D, *shape]
     std::pair<int, int> key{graph.output_id(), r.node};
-    alpha[key] = per_row(init, rows->rows()).contiguous();
+    alpha[key] = start.empty() ? per_row(node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble), total)
+                                     .contiguous()
+                               : from_start(start.alpha, j).reshape(lead_shape(graph, r.input, total));
     alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
+  }
+  for (const auto& [key, t] : alpha)
+    for (size_t j = 0; j < relus.size(); ++j)
+      if (relus[j].node == key.second) sloped.push_back(j);
+  if (with.empty() && alpha.empty()) return lb;
+  // each row's parameters at its best bound so far (the start's until one improves)
+  std::vector<at::Tensor> best_beta;
+  std::map<std::pair<int, int>, at::Tensor> best_alpha;
+  if (best_params) {
+    for (const at::Tensor& b : beta) best_beta.push_back(b.clone());
+    for (const auto& [key, t] : alpha) best_alpha[key] = t.clone();
   }
   AlphaOptions adam;  // Adam's moment decays
   double lr = o.lr_beta, lr_alpha = o.lr_alpha;
   at::Tensor best = lb.clone();
-  at::Tensor alive = at::arange(lb.size(0), at::kLong);  // the domains still optimised
+  at::Tensor alive = at::arange(domains, at::kLong);  // the domains still optimised
   BoundState* st = &state;
   std::optional<BoundState> shrunk;
   APtr live_rows = rows;
@@ -97,8 +115,16 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, true).reshape({alive.numel(), k}) - rhs;
     st->extra_rows = nullptr;
     st->alpha.clear();
-    at::Tensor now = at::max(best.index_select(0, alive), cur.detach());
+    at::Tensor before = best.index_select(0, alive);
+    at::Tensor now = at::max(before, cur.detach());
     best.index_copy_(0, alive, now);
+    if (best_params) {  // rows that improved keep the parameters that gave this bound
+      at::Tensor better = (cur.detach() > before).reshape({-1});
+      at::Tensor local = at::nonzero(better).reshape({-1});
+      at::Tensor global = (alive.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1}).index_select(0, local);
+      for (size_t i = 0; i < with.size(); ++i) best_beta[i].index_copy_(0, global, beta[i].index_select(0, local));
+      for (auto& [key, t] : alpha) best_alpha[key].index_copy_(0, global, t.index_select(0, local));
+    }
     at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
     // some row positive in every domain (of every rank): all verified
     if (shard ? !on_any_rank(*shard, open.numel() > 0) : open.numel() == 0) break;
@@ -131,6 +157,15 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       st = &*shrunk;
       alive = alive.index_select(0, open);
     }
+  }
+  if (best_params) {
+    best_params->alpha.assign(relus.size(), at::Tensor());
+    best_params->beta.assign(relus.size(), at::Tensor());
+    size_t a = 0;
+    for (auto& [key, t] : best_alpha) best_params->alpha[sloped[a++]] = t.reshape({domains, k, -1});
+    for (size_t j = 0; j < relus.size(); ++j)
+      best_params->beta[j] = at::zeros({domains, k, relus[j].size}, at::kDouble);
+    for (size_t i = 0; i < with.size(); ++i) best_params->beta[with[i]] = best_beta[i].reshape({domains, k, -1});
   }
   return best;
 }

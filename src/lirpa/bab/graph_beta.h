@@ -22,9 +22,13 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep);
 /// slopes of D domains (intermediate bounds fixed in `state`; `rows`: K rows per domain,
 /// domain-major), at least `lb`. With `shard` (each rank its own domains), the ReLU nodes
 /// with splits and the end of the optimisation are agreed between the ranks, so each takes
-/// the same steps (collectives) as the others.
+/// the same steps (collectives) as the others. The slopes and multipliers start from `start`
+/// (per ReLU node [D, K, n_j]; empty: CROWN's slopes, zero multipliers); with `best_params`,
+/// each row's parameters at its best bound are returned there (the start's where no step
+/// improved it). Without splits, the slopes alone are optimised.
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
-                         const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard);
+                         const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
+                         const RowParams& start = {}, RowParams* best_params = nullptr);
 
 }  // namespace tessera::lirpa::detail

@@ -32,6 +32,20 @@ std::vector<GraphRelu> graph_relus(const Graph& graph) {
   return out;
 }
 
+RowParams RowParams::select(const at::Tensor& index) const {
+  RowParams out;
+  for (const at::Tensor& a : alpha) out.alpha.push_back(a.defined() ? a.index_select(0, index) : a);
+  for (const at::Tensor& b : beta) out.beta.push_back(b.defined() ? b.index_select(0, index) : b);
+  return out;
+}
+
+int64_t RowParams::bytes() const {
+  int64_t n = 0;
+  for (const at::Tensor& a : alpha) n += a.defined() ? a.numel() * a.element_size() : 0;
+  for (const at::Tensor& b : beta) n += b.defined() ? b.numel() * b.element_size() : 0;
+  return n;
+}
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -52,6 +66,7 @@ struct BatchBounds {
   std::vector<at::Tensor> lambda;         // per ReLU node [D, K, n_j]
   at::Tensor a_input;                     // [D, K, n_in]
   at::Tensor infeasible;                  // [D] bool
+  RowParams params;                       // with beta: per ReLU node [D, K, n_j]
 };
 
 BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus, const GraphDomains& d,
@@ -116,6 +131,12 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   bool any_open = open.numel() > 0;
   if (shard && beta) any_open = on_any_rank(*shard, any_open);
   const bool stand_in = any_open && open.numel() == 0;
+  if (beta) {  // every domain's parameters: zeros (sound, unused) where not optimised
+    for (const GraphRelu& r : relus) {
+      out.params.alpha.push_back(at::zeros({domains, k, r.size}, at::kDouble));
+      out.params.beta.push_back(at::zeros({domains, k, r.size}, at::kDouble));
+    }
+  }
   if (beta && any_open) {
     if (stand_in) open = at::zeros({1}, at::kLong);
     BoundState sub = open.numel() == domains ? std::move(state) : select_domains(state, open);
@@ -123,9 +144,16 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     for (const at::Tensor& sp : d.split) split.push_back(sp.index_select(0, sel).index_select(0, open));
     APtr open_rows = DenseA::make(c.to(at::kDouble).repeat({open.numel(), 1}).reshape(
         lead_shape(graph, graph.output_id(), open.numel() * k)));
+    RowParams start = d.start.empty() ? RowParams{} : d.start.select(sel).select(open), best;
     at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
-                                  stop, shard.get());
-    if (!stand_in) out.lb.index_copy_(0, open, lb);
+                                  stop, shard.get(), start, &best);
+    if (!stand_in) {
+      out.lb.index_copy_(0, open, lb);
+      for (size_t j = 0; j < best.alpha.size(); ++j) {
+        if (best.alpha[j].defined()) out.params.alpha[j].index_copy_(0, open, best.alpha[j]);
+        out.params.beta[j].index_copy_(0, open, best.beta[j]);
+      }
+    }
   }
   // a NaN bound (an overflowed relaxation) proves nothing: -inf
   out.lb = at::where(at::isnan(out.lb), at::full_like(out.lb, -kInf), out.lb);
@@ -154,6 +182,10 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
     out.bounds.lower.push_back(at::full({batch, r.size}, -kInf, at::kDouble));
     out.bounds.upper.push_back(at::full({batch, r.size}, kInf, at::kDouble));
     out.lambda.push_back(at::zeros({batch, k, r.size}, at::kDouble));
+    if (beta) {
+      out.params.alpha.push_back(at::zeros({batch, k, r.size}, at::kDouble));
+      out.params.beta.push_back(at::zeros({batch, k, r.size}, at::kDouble));
+    }
   }
   // domains that reuse their parent's bounds up to the same ReLU node are bounded together
   std::map<int64_t, std::vector<int64_t>> by_reuse;
@@ -173,6 +205,8 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
       one.infeasible = all(one.infeasible.to(at::kLong)) != 0;
       for (size_t j = 0; j < relus.size(); ++j)
         one.lower[j] = all(one.lower[j]), one.upper[j] = all(one.upper[j]), one.lambda[j] = all(one.lambda[j]);
+      for (size_t j = 0; j < one.params.alpha.size(); ++j)
+        one.params.alpha[j] = all(one.params.alpha[j]), one.params.beta[j] = all(one.params.beta[j]);
     }
     out.lb.index_copy_(0, sel, one.lb);
     out.a_input.index_copy_(0, sel, one.a_input);
@@ -182,6 +216,10 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
       out.bounds.upper[j].index_copy_(0, sel, one.upper[j]);
       out.lambda[j].index_copy_(0, sel, one.lambda[j]);
     }
+    for (size_t j = 0; j < one.params.alpha.size(); ++j) {
+      out.params.alpha[j].index_copy_(0, sel, one.params.alpha[j]);
+      out.params.beta[j].index_copy_(0, sel, one.params.beta[j]);
+    }
     out.bounded += sel.numel();
   }
   return out;
@@ -189,14 +227,18 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
 
 namespace {
 
-// Pool fields: for each ReLU node j: split, lower, upper; then the chosen (node, neuron).
+// Pool fields: for each ReLU node j: split, lower, upper, the final rows' slopes and split
+// multipliers ([B, K, n_j] float32, or [B, 0] once the pool stops keeping them); then the
+// chosen (node, neuron).
 struct Layout {
   size_t relus;
-  size_t split(size_t j) const { return 3 * j; }
-  size_t lower(size_t j) const { return 3 * j + 1; }
-  size_t upper(size_t j) const { return 3 * j + 2; }
-  size_t layer() const { return 3 * relus; }
-  size_t neuron() const { return 3 * relus + 1; }
+  size_t split(size_t j) const { return 5 * j; }
+  size_t lower(size_t j) const { return 5 * j + 1; }
+  size_t upper(size_t j) const { return 5 * j + 2; }
+  size_t alpha(size_t j) const { return 5 * j + 3; }
+  size_t beta(size_t j) const { return 5 * j + 4; }
+  size_t layer() const { return 5 * relus; }
+  size_t neuron() const { return 5 * relus + 1; }
 };
 
 struct Scored {
@@ -233,12 +275,27 @@ bool try_vertices(GraphBabContext& ctx, const BabProblem& p, const Scored& s, co
   return false;
 }
 
-void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::Tensor& open) {
+// Moves the open domains of `s` into the pool, with their slopes and multipliers while
+// `inherit` (the pool's share of them within `max_bytes`; beyond, none are kept from then on).
+void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::Tensor& open, bool& inherit,
+               int64_t max_bytes) {
+  if (open.numel() == 0) return;
+  const RowParams kept = inherit && !s.g.params.empty() ? s.g.params.select(open) : RowParams{};
+  const int64_t per_domain = kept.bytes() / 2 / open.numel();  // float32 in the pool
+  if (inherit && (kept.empty() || (pool.size() + open.numel()) * per_domain > max_bytes)) {
+    inherit = false;
+    for (size_t j = 0; j < lay.relus; ++j) {
+      pool.clear_field(lay.alpha(j));
+      pool.clear_field(lay.beta(j));
+    }
+  }
   std::vector<at::Tensor> f(lay.neuron() + 1);
   for (size_t j = 0; j < lay.relus; ++j) {
     f[lay.split(j)] = s.d.split[j].index_select(0, open);
     f[lay.lower(j)] = s.g.bounds.lower[j].index_select(0, open);
     f[lay.upper(j)] = s.g.bounds.upper[j].index_select(0, open);
+    f[lay.alpha(j)] = inherit ? kept.alpha[j].to(at::kFloat) : at::empty({open.numel(), 0}, at::kFloat);
+    f[lay.beta(j)] = inherit ? kept.beta[j].to(at::kFloat) : at::empty({open.numel(), 0}, at::kFloat);
   }
   f[lay.layer()] = s.layer.index_select(0, open);
   f[lay.neuron()] = s.neuron.index_select(0, open);
@@ -281,7 +338,8 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   if (try_vertices(ctx, p, root, open)) return out.status = BabStatus::Falsified, out;
   TensorPool pool;
   int64_t stuck = 0;  // unverified domains with nothing left to split
-  keep_open(lay, pool, root, open);
+  bool inherit = true;  // children start from their parent's slopes and multipliers
+  keep_open(lay, pool, root, open, inherit, o.bab.inherit_max_bytes);
   auto last_report = Clock::now();
   for (int64_t it = 1;; ++it) {
     if (pool.size() == 0) {
@@ -315,11 +373,17 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
     kids.d.xl = p.xl;
     kids.d.xu = p.xu;
     kids.d.reuse_upto = layer.repeat({2});
+    if (f[lay.alpha(0)].dim() == 3) {  // the parent's slopes and multipliers (the new split's beta starts at 0)
+      for (size_t j = 0; j < lay.relus; ++j) {
+        kids.d.start.alpha.push_back(f[lay.alpha(j)].repeat({2, 1, 1}));
+        kids.d.start.beta.push_back(f[lay.beta(j)].repeat({2, 1, 1}));
+      }
+    }
     if (!bound_and_choose(ctx, relus, p, kids, nullptr)) return out.status = BabStatus::Timeout, out;
     out.visited += 2 * n;
     at::Tensor kid_open = at::nonzero(kids.score <= o.margin).reshape({-1});
     if (try_vertices(ctx, p, kids, kid_open)) return out.status = BabStatus::Falsified, out;
-    keep_open(lay, pool, kids, kid_open);
+    keep_open(lay, pool, kids, kid_open, inherit, o.bab.inherit_max_bytes);
     if (o.attack.enabled && o.bab.attack_every > 0 && it % o.bab.attack_every == 0 && kid_open.numel() > 0) {
       const int64_t m = std::min<int64_t>(kid_open.numel(), 8);
       at::Tensor sel = kid_open.slice(0, 0, m);

@@ -78,6 +78,7 @@ void check_ranges(const VerifyOptions& o, const std::string& source) {
   TESSERA_CHECK(o.bab.batch_size >= 0 && o.bab.attack_every >= 0, InvalidInput, source,
                 ": bab.batch_size and bab.attack_every must be >= 0");
   TESSERA_CHECK(o.bab.fsb_topk >= 1, InvalidInput, source, ": bab.fsb_topk must be >= 1");
+  TESSERA_CHECK(o.bab.inherit_max_bytes >= 0, InvalidInput, source, ": bab.inherit_max_bytes must be >= 0");
   TESSERA_CHECK(o.margin >= 0, InvalidInput, source, ": margin must be >= 0");
   TESSERA_CHECK(o.bab.input_alpha_band >= 0 && o.bab.input_alpha_iterations >= 0, InvalidInput, source,
                 ": bab.input_alpha_band and bab.input_alpha_iterations must be >= 0");
@@ -144,6 +145,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"input_relu_share", r.set(o.bab.input_relu_share, "bab.input_relu_share")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
               {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")},
+              {"inherit_max_bytes", r.set(o.bab.inherit_max_bytes, "bab.inherit_max_bytes")},
               {"input", [](const YAML::Node&) {}}});
   InputSplitTuning& in = o.bab.input;
   r.read_map(root["bab"] ? root["bab"]["input"] : YAML::Node(), "bab.input",
