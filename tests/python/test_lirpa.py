@@ -3,13 +3,18 @@ the same ONNX export and contain sampled outputs; verify decides the vnncomp2021
 instances."""
 
 import json
+import pathlib
 import subprocess
+import sys
 
 import pytest
 import torch
 
 import tessera
 from tessera import lirpa
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+from vit_instance import box_vnnlib  # noqa: E402  (one writer of box properties)
 
 D = torch.float64
 
@@ -24,16 +29,6 @@ def cnn():
     torch.manual_seed(4)
     return torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.Flatten(),
                                torch.nn.Linear(2 * 3 * 3, 3))
-
-
-def box_vnnlib(path, lower, upper, outputs):
-    """A VNN-LIB file whose input box is [lower, upper] (flat) and a trivial output clause."""
-    lines = [f"(declare-const X_{i} Real)" for i in range(lower.numel())]
-    lines += [f"(declare-const Y_{i} Real)" for i in range(outputs)]
-    for i, (lo, up) in enumerate(zip(lower.tolist(), upper.tolist())):
-        lines += [f"(assert (>= X_{i} {lo!r}))", f"(assert (<= X_{i} {up!r}))"]
-    lines.append("(assert (>= Y_0 1000000))")
-    path.write_text("\n".join(lines) + "\n")
 
 
 def cli_bounds(build_dir, onnx, vnnlib, method):
