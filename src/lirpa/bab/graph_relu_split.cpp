@@ -227,20 +227,6 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
 
 namespace {
 
-// Pool fields: for each ReLU node j: split, lower, upper, the final rows' slopes and split
-// multipliers ([B, K, n_j] float32, or [B, 0] once the pool stops keeping them); then the
-// chosen (node, neuron).
-struct Layout {
-  size_t relus;
-  size_t split(size_t j) const { return 5 * j; }
-  size_t lower(size_t j) const { return 5 * j + 1; }
-  size_t upper(size_t j) const { return 5 * j + 2; }
-  size_t alpha(size_t j) const { return 5 * j + 3; }
-  size_t beta(size_t j) const { return 5 * j + 4; }
-  size_t layer() const { return 5 * relus; }
-  size_t neuron() const { return 5 * relus + 1; }
-};
-
 struct Scored {
   GraphDomains d;
   GraphBounded g;
@@ -275,9 +261,10 @@ bool try_vertices(GraphBabContext& ctx, const BabProblem& p, const Scored& s, co
   return false;
 }
 
-// Moves the open domains of `s` into the pool, with their slopes and multipliers while
+// Moves the open domains of `s` into the pool (ReluPoolLayout without the root field; slopes
+// and multipliers as float32 [B, K, n_j], or [B, 0] once dropped), with them while
 // `inherit` (the pool's share of them within `max_bytes`; beyond, none are kept from then on).
-void keep_open(const Layout& lay, TensorPool& pool, const Scored& s, const at::Tensor& open, bool& inherit,
+void keep_open(const ReluPoolLayout& lay, TensorPool& pool, const Scored& s, const at::Tensor& open, bool& inherit,
                int64_t max_bytes) {
   if (open.numel() == 0) return;
   const RowParams kept = inherit && !s.g.params.empty() ? s.g.params.select(open) : RowParams{};
@@ -308,7 +295,7 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p) {
   const VerifyOptions& o = ctx.options;
   const int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 64;  // BabOptions: 64 for ReLU splitting
   const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
-  Layout lay{relus.size()};
+  ReluPoolLayout lay{relus.size()};
   BabOutcome out;
   if (relus.empty()) {  // sigmoid or tanh only: nothing to split, the incomplete stage's bounds stand
     out.reason = "the network has no ReLU to split (branch and bound splits ReLUs only)";

@@ -32,6 +32,21 @@ std::pair<at::Tensor, at::Tensor> fsb_choice(const ReluNet& net, const DomainBat
                                             const FinalBound& fb, const Relaxation& relax, const at::Tensor& rows,
                                             const at::Tensor& c, const at::Tensor& rhs, int topk);
 
+/// The fields of a ReLU-splitting domain pool (chain and graph searches): per ReLU layer or
+/// node j its split signs, pre-activation lower and upper bounds, the final rows' slopes and
+/// split multipliers; then the chosen (layer, neuron), and the root box a domain lies in.
+struct ReluPoolLayout {
+  size_t relus;
+  size_t split(size_t j) const { return 5 * j; }
+  size_t lower(size_t j) const { return 5 * j + 1; }
+  size_t upper(size_t j) const { return 5 * j + 2; }
+  size_t alpha(size_t j) const { return 5 * j + 3; }
+  size_t beta(size_t j) const { return 5 * j + 4; }
+  size_t layer() const { return 5 * relus; }
+  size_t neuron() const { return 5 * relus + 1; }
+  size_t root() const { return 5 * relus + 2; }
+};
+
 /// Children of parents split at (layer, neuron): the first B with the ReLU active (+1),
 /// the next B inactive (-1). Every other per-domain tensor is duplicated by the caller.
 std::vector<at::Tensor> split_children(const std::vector<at::Tensor>& split, const at::Tensor& layer,

@@ -37,19 +37,6 @@ std::vector<at::Tensor> split_children(const std::vector<at::Tensor>& split, con
 
 namespace {
 
-// Pool fields: for each hidden layer j: split, lower, upper, alpha, beta; then layer, neuron.
-struct Layout {
-  size_t hidden;
-  size_t split(size_t j) const { return 5 * j; }
-  size_t lower(size_t j) const { return 5 * j + 1; }
-  size_t upper(size_t j) const { return 5 * j + 2; }
-  size_t alpha(size_t j) const { return 5 * j + 3; }
-  size_t beta(size_t j) const { return 5 * j + 4; }
-  size_t layer() const { return 5 * hidden; }
-  size_t neuron() const { return 5 * hidden + 1; }
-  size_t root() const { return 5 * hidden + 2; }  // the root box it lies in (its input box)
-};
-
 struct Bounded {
   DomainBatch d;
   LayerBounds bounds;
@@ -118,9 +105,9 @@ Bounded gather_children(BabContext& ctx, const ChildBlock& block, Bounded b, std
 }
 
 // Moves the unverified domains of `b` (in root boxes `root` [B]) into the pool.
-void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::Tensor& root, const at::Tensor& open) {
+void keep_open(const ReluPoolLayout& lay, TensorPool& pool, const Bounded& b, const at::Tensor& root, const at::Tensor& open) {
   std::vector<at::Tensor> f(lay.root() + 1);
-  for (size_t j = 0; j < lay.hidden; ++j) {
+  for (size_t j = 0; j < lay.relus; ++j) {
     at::Tensor s = b.d.split.empty() ? at::zeros(b.bounds.lower[j].sizes(), at::kChar) : b.d.split[j];
     f[lay.split(j)] = s.index_select(0, open);
     f[lay.lower(j)] = b.bounds.lower[j].index_select(0, open);
@@ -140,7 +127,7 @@ void keep_open(const Layout& lay, TensorPool& pool, const Bounded& b, const at::
 BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p, const ReluSplitStart& start) {
   const VerifyOptions& o = ctx.options;
   int64_t batch = o.bab.batch_size > 0 ? o.bab.batch_size : 64;
-  Layout lay{static_cast<size_t>(ctx.net.layers() - 1)};
+  ReluPoolLayout lay{static_cast<size_t>(ctx.net.layers() - 1)};
   BabOutcome out;
   at::Tensor xl = start.xl.defined() ? start.xl : p.xl.reshape({1, -1});  // the root boxes [R, n]
   at::Tensor xu = start.xu.defined() ? start.xu : p.xu.reshape({1, -1});
@@ -195,7 +182,7 @@ BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& p, const ReluSplitS
     std::vector<at::Tensor> split;
     LayerBounds parent;
     Relaxation relax;
-    for (size_t j = 0; j < lay.hidden; ++j) {
+    for (size_t j = 0; j < lay.relus; ++j) {
       split.push_back(f[lay.split(j)]);
       parent.lower.push_back(f[lay.lower(j)].index_select(0, of));
       parent.upper.push_back(f[lay.upper(j)].index_select(0, of));
