@@ -91,7 +91,11 @@ VectorOperator one_column(BlockOperator op, int64_t n);
 /// Gram-Schmidt repeated while it cancels, as ARPACK does), Rayleigh-Ritz on T = V^T op V,
 /// and restarts from the best Ritz vectors (k plus up to half the rest, more as they
 /// converge: ARPACK's rule) and the residual direction. Converged when every wanted pair has
-/// |β y_{m-1}| <= tol max(eps^{2/3}, |θ|) (ARPACK's test). Needs 1 <= k < ncv < n.
+/// |β y_{m-1}| <= tol max(eps^{2/3}, |θ|) (ARPACK's test). One Krylov space holds one vector
+/// of each eigenspace, so the converged pairs are then locked and further runs on the
+/// deflated operator, each from a random start orthogonal to them, look for a better pair
+/// (a missed copy of a multiple eigenvalue) until one finds none: every copy is found.
+/// Needs 1 <= k < ncv < n.
 RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const LanczosParams& params);
 
 /// True when this build has Spectra.

@@ -1,50 +1,22 @@
-// Single-vector thick-restart Lanczos on raw arrays: see lanczos.h.
+// Single-vector thick-restart Lanczos that finds every copy of a multiple eigenvalue: see
+// lanczos.h. The runs themselves are thick_restart_run (thick_restart.h).
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
-#include <tuple>
+#include <string>
 #include <vector>
 
-#include "sla/eigsh/basis_kernels.h"
 #include "sla/eigsh/lanczos.h"
+#include "sla/eigsh/thick_restart.h"
 #include "tessera/core/error.h"
-#include "tessera/core/threads.h"
 
 namespace tessera::sla::detail {
-namespace {
-
-/// Ranking key: the wanted Ritz values have the largest score.
-double score(double theta, RitzOrder order) {
-  switch (order) {
-    case RitzOrder::LargestAlgebraic: return theta;
-    case RitzOrder::SmallestAlgebraic: return -theta;
-    case RitzOrder::LargestMagnitude: return std::abs(theta);
-  }
-  return theta;
-}
-
-/// w <- w - V V^T w over the first j columns (classical Gram-Schmidt, repeated while the
-/// norm drops below 1/sqrt(2) of its value before the pass: DGKS); h += the coefficients.
-/// `before` is ||w|| on entry; returns ||w|| after.
-double orthogonalise(const double* v, int64_t n, int64_t j, double* w, double* h, std::vector<double>& tmp,
-                     double before) {
-  for (int pass = 0; pass < 3; ++pass) {
-    basis_inner(v, n, j, w, tmp.data());     // c = V^T w
-    basis_subtract(v, n, j, tmp.data(), w);  // w = w - V c
-    for (int64_t i = 0; i < j; ++i) h[i] += tmp[i];
-    const double after = vector_norm(w, n);
-    if (after > 0.7071 * before) return after;
-    before = after;
-  }
-  return before;
-}
-
-}  // namespace
 
 VectorOperator one_column(BlockOperator op, int64_t n) {
   return [op = std::move(op), n](const double* x_in, double* y_out) {
@@ -58,102 +30,76 @@ RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const Lancz
   const int64_t m = p.ncv, k = p.k;
   TESSERA_CHECK(k >= 1 && k < m && m < n, InvalidInput, "lanczos: need 1 <= k < ncv < n (k ", k, ", ncv ", m,
                 ", n ", n, ")");
-  std::vector<double> v(static_cast<size_t>(n) * (m + 1));   // basis V [n, m + 1], column-major
-  std::vector<double> t(static_cast<size_t>(m) * m, 0.0);    // T = V^T op V [m, m]
-  std::vector<double> h(m + 1), tmp(m + 1), unused(m + 1);
-  std::vector<double> ritz(static_cast<size_t>(n) * m);      // kept Ritz vectors at a restart
   at::Generator gen = at::detail::createCPUGenerator(p.seed);
-  {
-    at::Tensor start = at::randn({n}, gen, at::kDouble).contiguous();
-    std::copy(start.data_ptr<double>(), start.data_ptr<double>() + n, v.data());
-    vector_scale(v.data(), n, 1.0 / vector_norm(v.data(), n));
-  }
-  const double eps = std::numeric_limits<double>::epsilon();
-  const double eps23 = std::pow(eps, 2.0 / 3.0);
+  LockedBasis basis;
+  basis.n = n;
   RitzPairs out;
-  std::vector<double> theta(m);
-  std::vector<int64_t> order(m);
-  at::Tensor y;   // Ritz vectors of T [m, m], column i for theta[order[i]]
-  int64_t kept = 0;
-  double beta = 0.0, anorm = 0.0;
-  for (int64_t restart = 0;; ++restart) {
-    for (int64_t j = kept; j < m; ++j) {
-      double* w = v.data() + (j + 1) * n;
-      const double* vj = v.data() + j * n;
-      op(vj, w);                                                       // w = op v_j
-      ++out.applications;
-      std::fill(h.begin(), h.end(), 0.0);
-      double norm = 0.0;
-      if (j > kept) {
-        // three-term step: w -= β v_{j-1}, α = <v_j, w>, w -= α v_j; then one
-        // reorthogonalisation pass against all of V (more only if it cancels)
-        h[j - 1] = beta;
-        h[j] = axpy_dot(w, vj - n, beta, vj, n);
-        norm = axpy_norm(w, vj, h[j], n);
-      } else {
-        norm = vector_norm(w, n);                                      // after a restart: the arrow column
-      }
-      beta = orthogonalise(v.data(), n, j + 1, w, h.data(), tmp, norm);   // w ⟂ v_0..v_j, h = V^T op v_j
-      for (int64_t i = 0; i <= j; ++i) t[i * m + j] = t[j * m + i] = h[i];
-      anorm = std::max(anorm, std::abs(h[j]));
-      if (beta <= eps * std::max(anorm, 1.0) * std::sqrt(static_cast<double>(n))) {
-        // invariant subspace: continue from a random direction ⟂ V (its coupling is 0)
-        at::Tensor r = at::randn({n}, gen, at::kDouble).contiguous();
-        std::copy(r.data_ptr<double>(), r.data_ptr<double>() + n, w);
-        orthogonalise(v.data(), n, j + 1, w, unused.data(), tmp, vector_norm(w, n));
-        vector_scale(w, n, 1.0 / vector_norm(w, n));
-        beta = 0.0;
-      } else {
-        vector_scale(w, n, 1.0 / beta);                               // v_{j+1} = w / β
-      }
-    }
-    // Rayleigh-Ritz: T y = θ y; the residual of the Ritz pair (θ, V y) is β |y_{m-1}|
-    at::Tensor tt = at::from_blob(t.data(), {m, m}, at::kDouble);
-    at::Tensor evals, evecs;
-    {
-      core::ScopedBlasThreads one(1);   // a small dense problem: no thread team to wake
-      std::tie(evals, evecs) = at::linalg_eigh(tt);
-    }
-    const double* ev = evals.data_ptr<double>();
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return score(ev[a], p.order) > score(ev[b], p.order); });
-    at::Tensor idx = at::from_blob(order.data(), {m}, at::kLong).clone();
-    y = evecs.index_select(1, idx).contiguous();
-    const double* yp = y.data_ptr<double>();
-    int64_t nconv = 0;
-    for (int64_t i = 0; i < m; ++i) {
-      theta[i] = ev[order[i]];
-      anorm = std::max(anorm, std::abs(theta[i]));
-    }
+  auto count = [&](const RunResult& r) {
+    out.iterations += r.restarts;
+    out.applications += r.applications;
+  };
+  // 1. the k wanted pairs of op (one Krylov space: one vector of each eigenspace)
+  const RunResult first = thick_restart_run(op, basis, p, gen, [&](const auto& theta, const auto& resid) {
     for (int64_t i = 0; i < k; ++i) {
-      const double resid = beta * std::abs(yp[(m - 1) * m + i]);    // ||op V y_i - θ_i V y_i||
-      if (resid <= p.tol * std::max(eps23, std::abs(theta[i]))) ++nconv;
+      if (!ritz_converged(theta[i], resid[i], p.tol)) return false;
     }
-    out.iterations = restart + 1;
-    if (nconv >= k) {
-      out.converged = true;
-      break;
-    }
-    if (restart + 1 >= p.maxiter) {
-      out.message = "lanczos: " + std::to_string(nconv) + " of " + std::to_string(k) + " Ritz pairs converged after " +
-                    std::to_string(restart + 1) + " restarts";
+    return true;
+  });
+  count(first);
+  if (!first.stopped) {
+    int64_t nconv = 0;
+    for (int64_t i = 0; i < k; ++i) nconv += ritz_converged(first.theta[i], first.resid[i], p.tol);
+    out.message = "lanczos: " + std::to_string(nconv) + " of " + std::to_string(k) + " Ritz pairs converged after " +
+                  std::to_string(first.restarts) + " restarts";
+    return out;
+  }
+  std::vector<double> values = first.theta;   // of the locked columns, in column order
+  basis.locked = k;
+  // 2. lock them and look for a missed copy: the best Ritz pair of P op P (P = I - L L^T)
+  // from a random start ⟂ L, which has a component along every eigenvector that L lacks.
+  // A run stops when that pair converged, or when it is worse than the k-th best locked
+  // value by more than its residual (an eigenvalue lies within the residual of it); a
+  // converged pair better than the k-th is locked too, and the search repeats.
+  LanczosParams q = p;
+  q.k = 1;
+  for (;;) {
+    q.ncv = std::min(m, n - basis.locked - 1);
+    if (q.ncv < 2) break;   // L spans all but one direction
+    std::vector<double> scores(values.size());
+    for (size_t i = 0; i < values.size(); ++i) scores[i] = ritz_score(values[i], p.order);
+    std::nth_element(scores.begin(), scores.begin() + (k - 1), scores.end(), std::greater<double>());
+    const double kth = scores[k - 1];   // score of the k-th best locked value
+    const RunResult r = thick_restart_run(op, basis, q, gen, [&](const auto& theta, const auto& resid) {
+      return ritz_converged(theta[0], resid[0], p.tol) || kth - ritz_score(theta[0], p.order) >= resid[0];
+    });
+    count(r);
+    if (!r.stopped) {
+      out.message = "lanczos: " + std::to_string(k) + " Ritz pairs converged, but the search for missed copies of " +
+                    "multiple eigenvalues did not settle after " + std::to_string(r.restarts) + " restarts";
       return out;
     }
-    // thick restart: keep the best `kept` Ritz vectors (k plus up to half the rest, more as
-    // pairs converge) and the residual direction v_m
-    kept = std::min(m - 1, k + std::min(nconv, (m - k) / 2));
-    if (kept == 1 && m >= 6) kept = m / 2;
-    basis_combine(v.data(), n, m, yp, m, kept, ritz.data());                           // U = V Y[:, :kept]
-    std::copy(v.data() + m * n, v.data() + (m + 1) * n, v.data() + kept * n);        // v_kept = v_m
-    std::copy(ritz.begin(), ritz.begin() + kept * n, v.data());
-    std::fill(t.begin(), t.end(), 0.0);
-    for (int64_t i = 0; i < kept; ++i) t[i * m + i] = theta[i];                       // T = diag(θ)
+    const double margin = p.tol * std::max(std::abs(r.theta[0]), std::numeric_limits<double>::min());
+    const bool better = ritz_score(r.theta[0], p.order) > kth + margin;
+    if (!(better && ritz_converged(r.theta[0], r.resid[0], p.tol))) break;
+    values.push_back(r.theta[0]);   // a missed copy (or a missed eigenvalue): lock it
+    ++basis.locked;
+  }
+  // the k best locked pairs, best first
+  std::vector<int64_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return ritz_score(values[a], p.order) > ritz_score(values[b], p.order);
+  });
+  std::vector<double> theta(k);
+  at::Tensor vectors = at::empty({k, n}, at::kDouble);   // columns of L, as rows
+  for (int64_t i = 0; i < k; ++i) {
+    theta[i] = values[order[i]];
+    const double* col = basis.v.data() + order[i] * n;
+    std::copy(col, col + n, vectors.data_ptr<double>() + i * n);
   }
   out.theta = at::from_blob(theta.data(), {k}, at::kDouble).clone();
-  at::Tensor vectors = at::empty({k, n}, at::kDouble);                                  // columns of V Y, as rows
-  basis_combine(v.data(), n, m, y.data_ptr<double>(), m, k, vectors.data_ptr<double>());
-  out.vectors = vectors.t();                                                             // [n, k] = V Y
+  out.vectors = vectors.t();   // [n, k]
+  out.converged = true;
   return out;
 }
 
