@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # Speed on a busy machine (issue #27): ACAS Xu 1_1 prop_4 (`tessera verify`) and a 1M-DOF
-# CG solve (`tessera solve --poisson2d 1000`), with default threads, on an idle machine and
-# beside one busy process, for several libgomp spin settings. One JSON line a case
-# (median wall seconds of REPEATS runs, the load before it) on standard output.
+# CG solve (`tessera solve --poisson2d 1000`), with default threads, on the machine as it is
+# ("idle") and beside one extra busy process ("busy"). The two are alternated run by run
+# (idle, busy, idle, busy, ...), so that other work on a shared machine falls on both alike.
+# One JSON line a run (wall seconds, the load before it), then one a case (median of its
+# runs) and one a job (busy median / idle median), on standard output.
 #
-#   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--loads "idle busy"] [--build DIR]
+#   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--loads "idle busy"]
+#                         [--jobs "acasxu_1_1_prop_4 cg_poisson2d_1M"] [--build DIR]
 #
-# "default" is what tessera chooses (passive when busy at start, omp_wait.h); a number
-# sets GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
+# "default" is what tessera chooses (passive when busy at start, omp_wait.h); a number sets
+# GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="$ROOT/build"; REPEATS=3; SPINS="default 300000 0"; LOADS="idle busy"
+BUILD="$ROOT/build"; REPEATS=3; SPINS="default"; LOADS="idle busy"; JOBLIST="acasxu_1_1_prop_4 cg_poisson2d_1M"
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --repeats) REPEATS="$2"; shift 2 ;;
     --spins) SPINS="$2"; shift 2 ;;
     --loads) LOADS="$2"; shift 2 ;;
+    --jobs) JOBLIST="$2"; shift 2 ;;
     --build) BUILD="$2"; shift 2 ;;
     *) echo "busy_machine.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 export GLOG_minloglevel=2
 unset OMP_WAIT_POLICY GOMP_SPINCOUNT TESSERA_THREADS
-ACAS="$ROOT/../shared/data/vnncomp2021/acasxu"
+ACAS="${TESSERA_SHARED_DATA:-$ROOT/../shared/data}/vnncomp2021/acasxu"
 declare -A JOBS=(
   [acasxu_1_1_prop_4]="$BUILD/tessera verify $ACAS/ACASXU_run2a_1_1_batch_2000.onnx $ACAS/prop_4.vnnlib --timeout 116 --quiet"
   [cg_poisson2d_1M]="$BUILD/tessera solve --poisson2d 1000 --backend native --method cg --rtol 1e-8 --json"
@@ -34,23 +38,36 @@ trap stop_busy EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-for load in $LOADS; do
-  [ "$load" = busy ] && start_busy
-  for job in "${!JOBS[@]}"; do
+declare -A TIMES=()
+for rep in $(seq "$REPEATS"); do
+  for job in $JOBLIST; do
     for spin in $SPINS; do
-      loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-      times=""
-      for _ in $(seq "$REPEATS"); do
-        t0=$(date +%s.%N)
-        if [ "$spin" = default ]; then ${JOBS[$job]} >/dev/null 2>&1
-        else GOMP_SPINCOUNT=$spin ${JOBS[$job]} >/dev/null 2>&1; fi
+      for load in $LOADS; do
+        [ "$load" = busy ] && start_busy
+        loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+        t0=$(date +%s.%N); rc=0
+        if [ "$spin" = default ]; then ${JOBS[$job]} >/dev/null 2>&1 || rc=$?
+        else GOMP_SPINCOUNT=$spin ${JOBS[$job]} >/dev/null 2>&1 || rc=$?; fi
         t1=$(date +%s.%N)
-        times="$times $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')"
+        stop_busy
+        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+        TIMES[$job/$spin/$load]="${TIMES[$job/$spin/$load]:-} $t"
+        printf '{"job":"%s","load":"%s","spin":"%s","run":%d,"wall_s":%s,"exit":%d,"loadavg_before":"%s","date":"%s"}\n' \
+          "$job" "$load" "$spin" "$rep" "$t" "$rc" "$loadavg" "$(date -u +%FT%TZ)"
       done
-      med=$(echo $times | tr ' ' '\n' | median)
-      printf '{"job":"%s","load":"%s","spin":"%s","median_s":%.3f,"runs_s":[%s],"loadavg_before":"%s","date":"%s"}\n' \
-        "$job" "$load" "$spin" "$med" "$(echo $times | sed 's/ /,/g')" "$loadavg" "$(date -u +%FT%TZ)"
     done
   done
-  stop_busy
+done
+for job in $JOBLIST; do
+  for spin in $SPINS; do
+    for load in $LOADS; do
+      med=$(echo ${TIMES[$job/$spin/$load]} | tr ' ' '\n' | median)
+      printf '{"job":"%s","load":"%s","spin":"%s","median_s":%.3f,"runs_s":[%s]}\n' \
+        "$job" "$load" "$spin" "$med" "$(echo ${TIMES[$job/$spin/$load]} | sed 's/ /,/g')"
+    done
+    if [ -n "${TIMES[$job/$spin/idle]:-}" ] && [ -n "${TIMES[$job/$spin/busy]:-}" ]; then
+      i=$(echo ${TIMES[$job/$spin/idle]} | tr ' ' '\n' | median); b=$(echo ${TIMES[$job/$spin/busy]} | tr ' ' '\n' | median)
+      printf '{"job":"%s","spin":"%s","busy_over_idle":%.3f}\n' "$job" "$spin" "$(awk -v i="$i" -v b="$b" 'BEGIN {print b / i}')"
+    fi
+  done
 done
