@@ -36,9 +36,16 @@ bool is_krylov(Method method);
 /// solve() and is reused by the adjoint solve of the backward pass.
 enum class Preconditioner { None, Jacobi, BlockJacobi, AMG, IC0, ILU0, BoomerAMG };
 
+/// Recursion of the AMG cycle below the finest level: V (each coarse level cycled once), W
+/// (twice, e = B r + B (r - A_c B r), symmetric), K (two flexible-CG steps preconditioned by
+/// the next level's cycle, Notay and Vassilevski 2008; a nonlinear preconditioner, so the
+/// outer CG takes the flexible (Polak-Ribiere) beta).
+enum class AmgCycle { V, W, K };
+
 /// Parameters of Preconditioner::AMG.
 struct AmgOptions {
   double strength = 0.08;       ///< a_ij is strong when |a_ij| >= strength sqrt(|a_ii a_jj|)
+  AmgCycle cycle = AmgCycle::V;  ///< K only with Method::CG (flexible); V and W with any method
   int smoother_degree = 2;      ///< Chebyshev degree of the pre- and post-smoothing
   double smoother_ratio = 30;   ///< Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]
   int64_t coarse_size = 300;    ///< coarsen until a level has at most this many rows

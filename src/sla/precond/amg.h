@@ -3,8 +3,9 @@
 // preconditioner. Set-up on the CPU: strength of connection, greedy aggregation, tentative
 // prolongator (the constant vector, normalised per aggregate), one damped-Jacobi smoothing
 // step P = (I - w D^{-1} A) T, and the Galerkin coarse operator A_c = P^T A P by a fused
-// sparse triple product. The hierarchy is a list of CSR tensors; the V-cycle (Chebyshev
-// smoothing, a dense coarsest solve) is written in ATen ops, so it runs where the tensors are.
+// sparse triple product. The hierarchy is a list of CSR tensors; the cycle (V, W or K by
+// AmgOptions::cycle; Chebyshev smoothing, a dense coarsest solve) is written in ATen ops, so it
+// runs where the tensors are.
 //
 //   AmgHierarchy h = build_amg(csr_of(A, 0), AmgOptions{});
 //   at::Tensor z = h.vcycle(r);   // z ~= A^{-1} r, a symmetric positive definite map for SPD A
@@ -40,7 +41,8 @@ class AmgHierarchy {
   AmgHierarchy() = default;
   AmgHierarchy(std::vector<AmgLevel> levels, at::Tensor coarse_inverse, AmgOptions options);
 
-  /// One V-cycle from a zero initial guess: z = B r, B symmetric when A is.
+  /// One cycle from a zero initial guess: z = B r, B symmetric when A is (V and W cycles; the
+  /// K-cycle is a nonlinear map, for flexible CG).
   at::Tensor vcycle(const at::Tensor& r) const;
 
   const std::vector<AmgLevel>& levels() const { return levels_; }
@@ -56,6 +58,9 @@ class AmgHierarchy {
 
  private:
   at::Tensor cycle(size_t level, const at::Tensor& b) const;
+  /// e ~= A_l^{-1} r on a coarse level by options_.cycle: one cycle (V), two (W), or two
+  /// flexible-CG steps preconditioned by the cycle (K).
+  at::Tensor coarse_solve(size_t level, const at::Tensor& r) const;
   at::Tensor smooth(const AmgLevel& level, const at::Tensor& b, const at::Tensor& x) const;
 
   std::vector<AmgLevel> levels_;

@@ -42,11 +42,34 @@ at::Tensor AmgHierarchy::cycle(size_t l, const at::Tensor& b) const {
   }
   at::Tensor x = smooth(level, b, {});                                      // pre-smoothing
   at::Tensor rc = level.p.apply_transposed(level.a.apply(x).neg_().add_(b)); // r_c = P^T (b - A x)
-  at::Tensor ec = cycle(l + 1, rc);                                         // e_c = V(A_c, r_c)
+  at::Tensor ec = coarse_solve(l + 1, rc);                                  // e_c ~= A_c^{-1} r_c
   rc = at::Tensor();
   x.add_(level.p.apply(ec));                                                // x = x + P e_c
   ec = at::Tensor();
   return smooth(level, b, x);                                               // post-smoothing, x in place
+}
+
+at::Tensor AmgHierarchy::coarse_solve(size_t l, const at::Tensor& r) const {
+  if (options_.cycle == AmgCycle::V || l + 1 == levels_.size()) return cycle(l, r);   // one cycle (exact at the end)
+  const CsrData& a = levels_[l].a;
+  at::Tensor c1 = cycle(l, r);                                              // c1 = B r
+  at::Tensor v1 = a.apply(c1);                                              // v1 = A c1
+  if (options_.cycle == AmgCycle::W) return c1.add_(cycle(l, r - v1));      // e = B r + B (r - A B r)
+  // K-cycle: two steps of flexible CG on A e = r from e = 0, preconditioned by B
+  const double rho1 = at::dot(c1, v1).item<double>();                       // rho1 = <c1, A c1>
+  const double alpha1 = at::dot(c1, r).item<double>();                      // alpha1 = <c1, r>
+  if (!(rho1 > 0.0)) return c1;
+  at::Tensor rt = r - v1 * (alpha1 / rho1);                                 // r~ = r - (alpha1 / rho1) A c1
+  if (rt.norm().item<double>() <= 0.25 * r.norm().item<double>()) return c1.mul_(alpha1 / rho1);  // one step did it
+  at::Tensor c2 = cycle(l, rt);                                             // c2 = B r~
+  at::Tensor v2 = a.apply(c2);                                              // v2 = A c2
+  const double gamma = at::dot(c2, v1).item<double>();                      // gamma = <c2, A c1>
+  const double beta = at::dot(c2, v2).item<double>();                       // beta = <c2, A c2>
+  const double alpha2 = at::dot(c2, rt).item<double>();                     // alpha2 = <c2, r~>
+  const double rho2 = beta - gamma * gamma / rho1;                          // <d2, A d2>, d2 = c2 - (gamma / rho1) c1
+  if (!(rho2 > 0.0)) return c1.mul_(alpha1 / rho1);
+  // e = (alpha1 / rho1 - gamma alpha2 / (rho1 rho2)) c1 + (alpha2 / rho2) c2
+  return c1.mul_(alpha1 / rho1 - gamma * alpha2 / (rho1 * rho2)).add_(c2, alpha2 / rho2);
 }
 
 double AmgHierarchy::operator_complexity() const {

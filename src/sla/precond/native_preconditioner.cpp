@@ -60,12 +60,16 @@ LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_fa
   char line[400];
   switch (options_.preconditioner) {
     case Preconditioner::AMG: {
+      TESSERA_CHECK(options_.amg.cycle != AmgCycle::K || options_.method == Method::CG, InvalidInput,
+                    "the AMG K-cycle is a nonlinear preconditioner for (flexible) CG only; use the V or W cycle with ",
+                    to_string(options_.method));
       auto h = std::make_shared<AmgHierarchy>(build_amg(a, options_.amg));
       const AmgSetupSeconds& s = h->setup_seconds;
       std::snprintf(line, sizeof line,
-                    "amg: %zu levels, coarsest %lld rows, operator complexity %.3f, %.1f bytes per row "
+                    "amg (%s-cycle): %zu levels, coarsest %lld rows, operator complexity %.3f, %.1f bytes per row "
                     "held (P, coarse operators, D^-1); set-up s: spectrum %.2f, aggregation %.2f, prolongator %.2f, "
                     "galerkin %.2f, coarse inverse %.2f",
+                    options_.amg.cycle == AmgCycle::V ? "V" : options_.amg.cycle == AmgCycle::W ? "W" : "K",
                     h->levels().size(),
                     static_cast<long long>(h->levels().back().a.rows), h->operator_complexity(),
                     static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)), s.spectrum,

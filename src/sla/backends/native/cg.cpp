@@ -49,7 +49,9 @@ KrylovResult run_cg(const LinearOperator& a, const KrylovPreconditioner& m, cons
     krylov_step(x, r, p, q, alpha);               // x += alpha p; r -= alpha q
     z = m.apply(r);                        // z = M^{-1} r
     const double rz_new = params.space.dot(r, z);
-    update_direction(p, z, rz_new / rz);   // p = z + (rho_new / rho) p
+    // beta = rho_new / rho, or flexibly -alpha <z, q> / rho (q = A p of the step just taken)
+    const double beta = params.flexible ? -alpha * params.space.dot(z, q) / rz : rz_new / rz;
+    update_direction(p, z, beta);          // p = z + beta p
     rz = rz_new;
     out.iterations = it + 1;
   }

@@ -42,7 +42,7 @@ KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, cons
       break;
     }
     const double alpha = rz / pq;                                     // alpha = <r, z> / <p, A p>
-    double rz_new;
+    double rz_new, beta_num = 0.0;                                         // beta = beta_num / rho
     if (jacobi) {
       const TwoSums s = cg_step_jacobi(blocks, xp, rp, z.data_ptr<double>(), pp, qp, d.data_ptr<double>(), alpha);
       rr = s.first;
@@ -53,10 +53,17 @@ KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, cons
         rz_new = rr;                                                  // M = I: <r, z> = <r, r>
       } else {
         z = m.apply(r).contiguous();                                  // z = M^{-1} r
-        rz_new = blocked_dot(blocks, rp, z.data_ptr<double>());
+        if (params.flexible) {
+          const TwoSums s = blocked_dot2(blocks, z.data_ptr<double>(), rp, qp);   // <z, r>, <z, q>
+          rz_new = s.first;
+          beta_num = -alpha * s.second;                                 // <z, r_new - r_old> = -alpha <z, q>
+        } else {
+          rz_new = blocked_dot(blocks, rp, z.data_ptr<double>());
+        }
       }
     }
-    cg_direction(blocks, pp, z.data_ptr<double>(), rz_new / rz);      // p = z + (rho_new / rho) p
+    if (!params.flexible || diagonal) beta_num = rz_new;
+    cg_direction(blocks, pp, z.data_ptr<double>(), beta_num / rz);    // p = z + beta p
     rz = rz_new;
     out.iterations = it + 1;
   }

@@ -12,6 +12,17 @@ double blocked_dot(const std::vector<int64_t>& blocks, const double* u, const do
   });
 }
 
+TwoSums blocked_dot2(const std::vector<int64_t>& blocks, const double* u, const double* v, const double* w) {
+  return reduce_blocks<TwoSums>(blocks, [&](int64_t a, int64_t b) {
+    TwoSums s;
+    for (int64_t i = a; i < b; ++i) {
+      s.first += u[i] * v[i];             // <u, v>
+      s.second += u[i] * w[i];            // <u, w>
+    }
+    return s;
+  });
+}
+
 double cg_step(const std::vector<int64_t>& blocks, double* x, double* r, const double* p, const double* q,
                double alpha) {
   return reduce_blocks<double>(blocks, [&](int64_t a, int64_t b) {

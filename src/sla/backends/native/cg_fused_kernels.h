@@ -12,6 +12,8 @@ namespace tessera::sla::detail {
 
 /// <u, v>
 double blocked_dot(const std::vector<int64_t>& blocks, const double* u, const double* v);
+/// {<u, v>, <u, w>} in one pass
+TwoSums blocked_dot2(const std::vector<int64_t>& blocks, const double* u, const double* v, const double* w);
 /// x += alpha p;  r -= alpha q;  returns <r, r>
 double cg_step(const std::vector<int64_t>& blocks, double* x, double* r, const double* p, const double* q,
                double alpha);

@@ -48,6 +48,9 @@ struct KrylovParams {
   /// Set (by krylov_solve) when the operator is a local CPU CSR product on float64
   /// vectors: CG then runs its fused loop (run_cg_fused) on this plan.
   const SpmvPlan* plan = nullptr;
+  /// CG with a preconditioner that is not a fixed linear map (the AMG K-cycle): the flexible
+  /// (Polak-Ribiere) beta = <z_k+1, r_k+1 - r_k> / <z_k, r_k> = -alpha <z_k+1, A p_k> / <z_k, r_k>.
+  bool flexible = false;
 };
 
 struct KrylovResult {

@@ -96,6 +96,7 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
   params.tol = std::max(options.rtol * bnorm, options.atol);          // ||r|| <= max(rtol ||b||, atol)
   const int64_t maxiter = options.maxiter > 0 ? options.maxiter : std::min<int64_t>(10 * n, 100000);
   params.restart = options.gmres_restart;
+  params.flexible = options.preconditioner == Preconditioner::AMG && options.amg.cycle == AmgCycle::K;
   at::Tensor x = at::zeros_like(b);
   if (bnorm == 0.0) {                                                  // A x = 0: x = 0
     info.status = SolveStatus::Converged;
