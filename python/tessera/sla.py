@@ -387,9 +387,10 @@ def eigsh(A: SparseTensor, k: int = 6, which: Optional[str] = None, sigma: Optio
         backend: ``"auto"`` (tessera's single-vector thick-restart Lanczos for ``"largest"``
             and ``"smallest"`` of a CPU matrix; the native block thick-restart Lanczos for
             ``"nearest"``, other devices and small matrices), ``"native"``, ``"lanczos"`` or
-            ``"spectra"`` (Spectra's implicitly restarted Lanczos). The block method also
-            finds every copy of a multiple eigenvalue; the single-vector ones, like ARPACK,
-            only through rounding. Gradients do not depend on the backend.
+            ``"spectra"`` (Spectra's implicitly restarted Lanczos). The block method and
+            ``"lanczos"`` (which locks converged pairs and searches the deflated operator
+            from random starts) find every copy of a multiple eigenvalue; Spectra, like
+            ARPACK, only through rounding. Gradients do not depend on the backend.
         tol: relative Ritz residual tolerance.
 
     Returns:

@@ -6,10 +6,11 @@
 /// full reorthogonalisation, on ATen ops; block size > 1 finds multiple eigenvalues such as
 /// those of the 2D Poisson matrix), "lanczos" (tessera's single-vector thick-restart Lanczos
 /// on raw CPU arrays, ARPACK's restart and convergence rules) and "spectra" (Spectra's
-/// implicitly restarted Lanczos on the CPU). The single-vector methods, like ARPACK, pick up
-/// the further copies of a multiple eigenvalue only through rounding. The default, "auto",
-/// runs "lanczos" for the largest or smallest eigenpairs of a CPU matrix (fewer operator
-/// applications) and the native method for shift-invert; see EigshBackend. `Which::Nearest` works by shift-invert: the Lanczos method
+/// implicitly restarted Lanczos on the CPU). Spectra, like ARPACK, picks up the further
+/// copies of a multiple eigenvalue only through rounding; "lanczos" locks its converged pairs
+/// and searches the deflated operator from random starts until no better pair appears, so
+/// it finds every copy. The default, "auto", runs "lanczos" for the largest or smallest
+/// eigenpairs of a CPU matrix and the native method for shift-invert; see EigshBackend. `Which::Nearest` works by shift-invert: the Lanczos method
 /// runs on (A - σ I)^{-1}, applied by a direct factorisation of A - σ I (the backends of
 /// solve()). When the Krylov space would cover the whole space (n small) the native backend
 /// (and auto) uses a dense eigensolver.

@@ -86,18 +86,19 @@ detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const 
   return detail::dense_ritz_pairs(op(at::eye(n, at::kDouble)), p);
 }
 
-/// The engine Auto stands for: Spectra for the ends of the spectrum of a CPU matrix when n
-/// exceeds the native Krylov space (tessera's single-vector `lanczos` is faster but missed a
-/// copy of 2D Poisson's double eigenvalue at n = 400, k = 3, which Spectra finds); the native
-/// block Lanczos for shift-invert (its blocks find every copy of a multiple eigenvalue), off
-/// the CPU and for small n (its dense path).
+/// The engine Auto stands for: tessera's single-vector `lanczos` for the ends of the
+/// spectrum of a CPU matrix when n exceeds the native Krylov space (it locks the converged
+/// pairs and searches the deflated operator from random starts, so it finds every copy of a
+/// multiple eigenvalue, and it was faster than Spectra and SciPy's ARPACK at n = 10^4:
+/// bench/RESULTS.md); the native block Lanczos for shift-invert, off the CPU and for small n
+/// (its dense path).
 EigshBackend resolve_backend(const SparseTensor& a, const EigshOptions& o) {
   if (o.backend != EigshBackend::Auto) return o.backend;
   const detail::LanczosParams native = detail::lanczos_params(o, a.rows(), /*single_vector=*/false);
   const bool ends = o.which == Which::Largest || o.which == Which::Smallest;
   const bool krylov = native.ncv + native.block <= a.rows();
   if (!ends || !krylov || !a.values().device().is_cpu()) return EigshBackend::Native;
-  return detail::spectra_available() ? EigshBackend::Spectra : EigshBackend::Lanczos;
+  return EigshBackend::Lanczos;
 }
 
 EigshResult failed(const SparseTensor& a, int64_t k, EigshInfo info) {
