@@ -288,6 +288,48 @@ TEST(LirpaGraphBab, ReturnedParametersReproduceTheOptimisedBound) {
   }
 }
 
+// The input coefficients a returned with a domain's optimised bound are that bound's: the
+// linear function lb + a (x - x*), x* the box's vertex minimising a x, is below c y - rhs at
+// every sampled point that satisfies the domain's splits. CROWN's coefficients with the
+// optimised lb (a higher constant than theirs) are not.
+TEST(LirpaGraphBab, RecordedCoefficientsAreTheOptimisedBounds) {
+  at::manual_seed(7);
+  int64_t rows_checked = 0;
+  for (const Case& cs : cases()) {
+    SCOPED_TRACE(cs.name);
+    auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
+    Samples s = sample(g, relus, lo, hi, 4000);
+    GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
+    GraphDomains kids = random_children(gr, relus, lo, hi, 8);
+    BetaOptions beta;
+    GraphBounded opt = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &beta);
+    GraphBounded crown = detail::bound_graph_domains(g, relus, kids, c, rhs);
+    at::Tensor gs = at::matmul(s.y, c.t()) - rhs;  // [N, K]
+    const int64_t n = s.x.size(0), k = c.size(0);
+    for (int64_t b = 0; b < kids.size(); ++b) {
+      at::Tensor keep = at::ones({n}, at::kBool);
+      for (size_t j = 0; j < relus.size(); ++j) {
+        at::Tensor sp = kids.split[j][b].unsqueeze(0);
+        keep = keep.logical_and(((s.z[j] >= 0).logical_or(sp != 1)).all(1));
+        keep = keep.logical_and(((s.z[j] <= 0).logical_or(sp != -1)).all(1));
+      }
+      at::Tensor idx = at::nonzero(keep).reshape({-1});
+      if (idx.numel() == 0) continue;
+      for (int64_t r = 0; r < k; ++r) {
+        const double lb = opt.lb[b][r].item<double>();
+        if (!std::isfinite(lb) || lb <= crown.lb[b][r].item<double>() + 1e-9) continue;  // not optimised further
+        at::Tensor a = opt.a_input[b][r];
+        at::Tensor vertex = at::where(a > 0, lo.reshape({-1}), hi.reshape({-1}));
+        at::Tensor line = lb + at::matmul(s.x.index_select(0, idx) - vertex, a);
+        at::Tensor gap = gs.index_select(0, idx).select(1, r) - line;
+        EXPECT_GE(gap.min().item<double>(), -1e-8) << "domain " << b << " row " << r;
+        ++rows_checked;
+      }
+    }
+  }
+  EXPECT_GT(rows_checked, 10) << "too few optimised rows: the test shows nothing";
+}
+
 // FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, its
 // worse child is at least as good as that of BaBSR's first choice (one of the candidates);
 // with one candidate it is BaBSR, with every candidate the best of all measured one by one,

@@ -53,6 +53,9 @@ struct BabContext {
   /// Called between batches (may be empty): a counterexample search of the caller's own that
   /// decides itself whether to run now; true when it found a confirmed counterexample.
   std::function<bool()> side_attack;
+  /// The network as a graph, or null: input splitting hands its boxes to ReLU splitting on it
+  /// (graph_relu_split_bab), else on the chain form (relu_split_bab).
+  const Graph* graph = nullptr;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).
@@ -76,8 +79,8 @@ struct ReluSplitStart {
 /// ReLU splitting with beta-CROWN and BaBSR branching.
 BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& problem, const ReluSplitStart& start = {});
 
-/// Input splitting's hand-off: ReLU splitting (relu_split_bab, without PGD or progress
-/// reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer bounds (row b of
+/// Input splitting's hand-off: ReLU splitting (graph_relu_split_bab with the context's graph,
+/// else relu_split_bab; without PGD or progress reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer bounds (row b of
 /// `layers`), all in one pool, up to `max_visited` domains in all. On a small box only a few
 /// ReLUs are unstable, and splitting them removes the relaxation that bisecting the box only
 /// shrinks.

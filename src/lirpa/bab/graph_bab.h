@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lirpa/bab/bab.h"
@@ -42,9 +43,11 @@ struct RowParams {
   int64_t bytes() const;
 };
 
-/// Sub-domains of ReLU splitting on a graph, all in one input box.
+/// Sub-domains of ReLU splitting on a graph, each inside one of a few root boxes.
 struct GraphDomains {
-  at::Tensor xl, xu;  ///< [n_in] float64, the box
+  at::Tensor xl, xu;  ///< the root boxes, [R, n_in] float64 (or [n_in]: one box)
+  /// [B] long: the root box each domain lies in (its input box); undefined: box 0 for all.
+  at::Tensor root;
   /// Per ReLU node (graph_relus order) [B, n_j] int8: +1 split active (z >= 0), -1 inactive
   /// (z <= 0), 0 none.
   std::vector<at::Tensor> split;
@@ -60,6 +63,8 @@ struct GraphDomains {
   /// CROWN's slopes and zero multipliers.
   RowParams start;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
+  /// The input boxes of the domains `sel` ([D] long): lower and upper, [D, n_in] each.
+  std::pair<at::Tensor, at::Tensor> boxes(const at::Tensor& sel) const;
 };
 
 /// The bounds of a batch of graph domains.
@@ -132,12 +137,16 @@ struct GraphBabContext {
   double elapsed() const { return clock.elapsed(); }
 };
 
-/// ReLU splitting with BaBSR or FSB branching (`bab.branching`) on any graph (relu_split_bab's
-/// search on the graph engine): batches of the worst domains are split at the ReLU neuron the
-/// branching chooses, both children bounded with the parent's bounds inherited and split
-/// multipliers optimised with the slopes (alpha and beta on the final rows only; the
-/// intermediate bounds use the splits through their clamps). Fully split domains that stay
-/// unverified are counted as stuck (Exhausted).
-BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& problem);
+/// ReLU splitting with BaBSR or FSB branching (`bab.branching`) on any graph: batches of the
+/// worst domains are split at the ReLU neuron the branching chooses, both children bounded
+/// with the parent's bounds inherited and split multipliers optimised with the slopes (alpha
+/// and beta on the final rows only, starting from the parent's; the intermediate bounds use
+/// the splits through their clamps). Fully split domains that stay unverified are counted as
+/// stuck (Exhausted).
+/// `start` may give several root boxes inside the problem's box, searched together in one pool
+/// (input splitting's hand-off), with pre-activation bounds of every ReLU node sound on each
+/// (`layers`: graph_relus order, [R, n_j]; for a chain, its hidden layers), and a budget of
+/// domains; `proven_roots` then says which roots have no open or stuck domain left.
+BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& problem, const ReluSplitStart& start = {});
 
 }  // namespace tessera::lirpa::detail

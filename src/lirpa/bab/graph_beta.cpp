@@ -170,4 +170,31 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   return best;
 }
 
+at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
+               const std::vector<at::Tensor>& split, const APtr& rows, const RowParams& params,
+               std::map<int, APtr>& record) {
+  at::NoGradGuard no_grad;
+  const int64_t total = rows->rows();
+  std::map<int, at::Tensor> extra;  // -beta s z at each split ReLU's input
+  for (size_t j = 0; j < relus.size(); ++j) {
+    if (!(split[j] != 0).any().item<bool>()) continue;
+    const GraphRelu& r = relus[j];
+    at::Tensor sign = per_row(split[j].to(at::kDouble), total);
+    at::Tensor rows_z = (-params.beta[j].reshape({total, r.size}) * sign).reshape(lead_shape(graph, r.input, total));
+    auto e = extra.find(r.input);
+    extra[r.input] = e == extra.end() ? rows_z : e->second + rows_z;
+  }
+  state.alpha.clear();
+  for (size_t j = 0; j < relus.size(); ++j)
+    if (params.alpha[j].defined())
+      state.alpha[{graph.output_id(), relus[j].node}] = params.alpha[j].reshape(lead_shape(graph, relus[j].input, total));
+  state.extra_rows = &extra;
+  state.record = &record;
+  at::Tensor lb = crown_lower(graph, state, env, graph.output_id(), rows, !state.alpha.empty());
+  state.record = nullptr;
+  state.extra_rows = nullptr;
+  state.alpha.clear();
+  return lb;
+}
+
 }  // namespace tessera::lirpa::detail

@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "lirpa/bab/graph_bab.h"
@@ -30,5 +31,14 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
                          const RowParams& start = {}, RowParams* best_params = nullptr);
+
+/// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
+/// `params` (optimise_beta's best: per ReLU node [D, K, n_j], undefined slopes for nodes
+/// without any), recording the rows' coefficients at the nodes of `record` (the linear bound
+/// whose value optimise_beta kept, for branching and vertex candidates). Returns the rows'
+/// lower bounds of c y ([D K], before rhs).
+at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
+               const std::vector<at::Tensor>& split, const APtr& rows, const RowParams& params,
+               std::map<int, APtr>& record);
 
 }  // namespace tessera::lirpa::detail
