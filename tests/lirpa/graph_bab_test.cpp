@@ -50,21 +50,25 @@ Samples sample(const Graph& g, const std::vector<GraphRelu>& relus, const at::Te
   return s;
 }
 
+/// The sampled points that satisfy the splits of domain `b` of `d` ([M] long).
+at::Tensor satisfying(const std::vector<GraphRelu>& relus, const GraphDomains& d, int64_t b, const Samples& s) {
+  at::Tensor keep = at::ones({s.x.size(0)}, at::kBool);
+  for (size_t j = 0; j < relus.size(); ++j) {
+    at::Tensor sp = d.split[j][b].unsqueeze(0);
+    keep = keep.logical_and(((s.z[j] >= 0).logical_or(sp != 1)).all(1));
+    keep = keep.logical_and(((s.z[j] <= 0).logical_or(sp != -1)).all(1));
+  }
+  return at::nonzero(keep).reshape({-1});
+}
+
 /// Checks every domain of `d` (bounded as `gb`) against the samples satisfying its splits:
 /// pre-activation bounds and lower bounds of c y - rhs. Returns the points checked.
 int64_t expect_sound(const std::vector<GraphRelu>& relus, const GraphDomains& d, const GraphBounded& gb,
                      const Samples& s, const at::Tensor& c, const at::Tensor& rhs, double tol = 1e-8) {
   int64_t checked = 0;
-  const int64_t n = s.x.size(0);
   at::Tensor g = at::matmul(s.y, c.t()) - rhs;  // [N, K]
   for (int64_t b = 0; b < d.size(); ++b) {
-    at::Tensor keep = at::ones({n}, at::kBool);
-    for (size_t j = 0; j < relus.size(); ++j) {
-      at::Tensor sp = d.split[j][b].unsqueeze(0);
-      keep = keep.logical_and(((s.z[j] >= 0).logical_or(sp != 1)).all(1));
-      keep = keep.logical_and(((s.z[j] <= 0).logical_or(sp != -1)).all(1));
-    }
-    at::Tensor idx = at::nonzero(keep).reshape({-1});
+    at::Tensor idx = satisfying(relus, d, b, s);
     if (gb.bounds.infeasible[b].item<bool>()) {
       EXPECT_EQ(idx.numel(), 0) << "domain " << b << " called infeasible but holds sampled points";
       continue;
@@ -305,15 +309,9 @@ TEST(LirpaGraphBab, RecordedCoefficientsAreTheOptimisedBounds) {
     GraphBounded opt = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &beta);
     GraphBounded crown = detail::bound_graph_domains(g, relus, kids, c, rhs);
     at::Tensor gs = at::matmul(s.y, c.t()) - rhs;  // [N, K]
-    const int64_t n = s.x.size(0), k = c.size(0);
+    const int64_t k = c.size(0);
     for (int64_t b = 0; b < kids.size(); ++b) {
-      at::Tensor keep = at::ones({n}, at::kBool);
-      for (size_t j = 0; j < relus.size(); ++j) {
-        at::Tensor sp = kids.split[j][b].unsqueeze(0);
-        keep = keep.logical_and(((s.z[j] >= 0).logical_or(sp != 1)).all(1));
-        keep = keep.logical_and(((s.z[j] <= 0).logical_or(sp != -1)).all(1));
-      }
-      at::Tensor idx = at::nonzero(keep).reshape({-1});
+      at::Tensor idx = satisfying(relus, kids, b, s);
       if (idx.numel() == 0) continue;
       for (int64_t r = 0; r < k; ++r) {
         const double lb = opt.lb[b][r].item<double>();
