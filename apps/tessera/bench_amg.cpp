@@ -155,7 +155,7 @@ void add_bench_amg(CLI::App& bench, CommandBody& body) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--amg-degree", o->amg.smoother_degree, "Chebyshev degree")->check(kPositive);
   cmd->add_option("--amg-ratio", o->amg.smoother_ratio, "Chebyshev interval ratio (> 1)")->check(CLI::Range(1.0001, 1e9));
-  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_amg_bench(*o); }; });
 }
 

@@ -134,7 +134,7 @@ void add_bench_cg(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(kPositive);
   cmd->add_option("--formats", o->formats, "comma-separated: stencil, csr");
   cmd->add_option("--preconditioners", o->preconditioners, "comma-separated: none, jacobi");
-  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_cg_bench(*o); }; });
 }
 

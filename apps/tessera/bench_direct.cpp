@@ -61,7 +61,7 @@ void add_bench_direct(CLI::App& bench, CommandBody& body) {
   CLI::App* cmd = bench.add_subcommand("direct", "the auto (direct) solve of 2D Poisson, timed");
   cmd->add_option("--n", o->grid, "grid size n (n^2 unknowns)")->check(kPositive);
   cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(kPositive);
-  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_direct_bench(*o); }; });
 }
 

@@ -112,7 +112,7 @@ void add_bench_dist_cg(CLI::App& bench, CommandBody& body) {
       ->check(CLI::IsMember({"jacobi", "boomeramg", "block-jacobi"}));
   cmd->add_option("--rtol", o->rtol, "solve to this relative tolerance (default 0: --iterations iterations)")
       ->check(kNonNegative);
-  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_dist_cg(*o); }; });
 }
 

@@ -120,7 +120,7 @@ void add_bench_scale(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(kPositive);
   cmd->add_flag("--setup-alone", o->setup_alone, "first time and measure the preconditioner set-up on its own");
-  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_scale_bench(*o); }; });
 }
 

@@ -129,7 +129,7 @@ void add_bench_spmv(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--repeats", o->repeats, "timed batches (median reported)")->check(kPositive);
   cmd->add_option("--products", o->products, "products per batch (0: about 0.2 s, at least 10)")->check(kNonNegative);
   cmd->add_option("--formats", o->formats, "comma-separated: csr, stencil, csr-f32values, csr-int64, sell, auto");
-  cmd->add_flag("--json", [](int64_t) {}, "JSON lines (always on)");
+  add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_spmv_bench(*o); }; });
 }
 

@@ -29,4 +29,11 @@ inline const CLI::Validator kPositive =
 inline const CLI::Validator kNonNegative =
     detail::number_check("NON-NEGATIVE", "zero or more", [](double v) { return v >= 0.0; });
 
+/// `--json` on commands whose output is always JSON lines: accepted like the other commands'
+/// flag; a value that is not a flag's (`--json=vs`) is a usage error (exit code 2) like theirs.
+inline void add_json_always_on(CLI::App* cmd) {
+  static bool ignored = false;
+  cmd->add_flag("--json", ignored, "JSON lines (always on)");
+}
+
 }  // namespace tessera::app
