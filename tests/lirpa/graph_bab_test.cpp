@@ -25,6 +25,9 @@ using detail::GraphBounded;
 using detail::GraphDomains;
 using detail::GraphRelu;
 using testing::node_values;
+using testing::sample;
+using testing::Samples;
+using testing::satisfying;
 using testing::random_children;
 using testing::Case;
 using testing::cases;
@@ -33,33 +36,6 @@ using testing::problem;
 using testing::random_resnet;
 using testing::root_domain;
 using testing::spec_rows;
-
-/// Sampled points of a box and their node values.
-struct Samples {
-  at::Tensor x, y;               // [N, n_in], [N, n_out]
-  std::vector<at::Tensor> z;     // per ReLU node: its input's values [N, n_j]
-};
-
-Samples sample(const Graph& g, const std::vector<GraphRelu>& relus, const at::Tensor& lo, const at::Tensor& hi,
-               int64_t n) {
-  at::Tensor x = lo + (hi - lo) * at::rand({n, lo.numel()}, at::kDouble);
-  x = at::cat({x, at::where(at::rand({n / 8, lo.numel()}, at::kDouble) > 0.5, hi, lo)});  // vertices too
-  std::vector<at::Tensor> v = node_values(g, x);
-  Samples s{x, v[g.output_id()].reshape({x.size(0), -1}), {}};
-  for (const GraphRelu& r : relus) s.z.push_back(v[r.input].reshape({x.size(0), -1}));
-  return s;
-}
-
-/// The sampled points that satisfy the splits of domain `b` of `d` ([M] long).
-at::Tensor satisfying(const std::vector<GraphRelu>& relus, const GraphDomains& d, int64_t b, const Samples& s) {
-  at::Tensor keep = at::ones({s.x.size(0)}, at::kBool);
-  for (size_t j = 0; j < relus.size(); ++j) {
-    at::Tensor sp = d.split[j][b].unsqueeze(0);
-    keep = keep.logical_and(((s.z[j] >= 0).logical_or(sp != 1)).all(1));
-    keep = keep.logical_and(((s.z[j] <= 0).logical_or(sp != -1)).all(1));
-  }
-  return at::nonzero(keep).reshape({-1});
-}
 
 /// Checks every domain of `d` (bounded as `gb`) against the samples satisfying its splits:
 /// pre-activation bounds and lower bounds of c y - rhs. Returns the points checked.
@@ -290,42 +266,6 @@ TEST(LirpaGraphBab, ReturnedParametersReproduceTheOptimisedBound) {
     EXPECT_TRUE(at::allclose(w, a, 1e-9, 1e-9)) << "optimised " << a << "\nwarm start " << w;
     EXPECT_GT((a - k).sum().item<double>(), 0.0) << "the optimisation gained nothing: the test shows nothing";
   }
-}
-
-// The input coefficients a returned with a domain's optimised bound are that bound's: the
-// linear function lb + a (x - x*), x* the box's vertex minimising a x, is below c y - rhs at
-// every sampled point that satisfies the domain's splits. CROWN's coefficients with the
-// optimised lb (a higher constant than theirs) are not.
-TEST(LirpaGraphBab, RecordedCoefficientsAreTheOptimisedBounds) {
-  at::manual_seed(7);
-  int64_t rows_checked = 0;
-  for (const Case& cs : cases()) {
-    SCOPED_TRACE(cs.name);
-    auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
-    Samples s = sample(g, relus, lo, hi, 4000);
-    GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
-    GraphDomains kids = random_children(gr, relus, lo, hi, 8);
-    BetaOptions beta;
-    GraphBounded opt = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &beta);
-    GraphBounded crown = detail::bound_graph_domains(g, relus, kids, c, rhs);
-    at::Tensor gs = at::matmul(s.y, c.t()) - rhs;  // [N, K]
-    const int64_t k = c.size(0);
-    for (int64_t b = 0; b < kids.size(); ++b) {
-      at::Tensor idx = satisfying(relus, kids, b, s);
-      if (idx.numel() == 0) continue;
-      for (int64_t r = 0; r < k; ++r) {
-        const double lb = opt.lb[b][r].item<double>();
-        if (!std::isfinite(lb) || lb <= crown.lb[b][r].item<double>() + 1e-9) continue;  // not optimised further
-        at::Tensor a = opt.a_input[b][r];
-        at::Tensor vertex = at::where(a > 0, lo.reshape({-1}), hi.reshape({-1}));
-        at::Tensor line = lb + at::matmul(s.x.index_select(0, idx) - vertex, a);
-        at::Tensor gap = gs.index_select(0, idx).select(1, r) - line;
-        EXPECT_GE(gap.min().item<double>(), -1e-8) << "domain " << b << " row " << r;
-        ++rows_checked;
-      }
-    }
-  }
-  EXPECT_GT(rows_checked, 10) << "too few optimised rows: the test shows nothing";
 }
 
 // FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, its

@@ -1,11 +1,13 @@
 #pragma once
-// Graph branch-and-bound domains for tests: the root of a box, and random children of it.
+// Graph branch-and-bound domains for tests: the root of a box, random children of it, and
+// sampled points of a box with the values of each ReLU node's input.
 
 #include <ATen/ATen.h>
 
 #include <vector>
 
 #include "lirpa/bab/graph_bab.h"
+#include "random_nets.h"
 
 namespace tessera::lirpa::testing {
 
@@ -42,6 +44,33 @@ inline detail::GraphDomains random_children(const detail::GraphBounded& gr, cons
     kids.reuse_upto[b] = j;
   }
   return kids;
+}
+
+/// Sampled points of a box and their node values.
+struct Samples {
+  at::Tensor x, y;               // [N, n_in], [N, n_out]
+  std::vector<at::Tensor> z;     // per ReLU node: its input's values [N, n_j]
+};
+
+inline Samples sample(const Graph& g, const std::vector<detail::GraphRelu>& relus, const at::Tensor& lo, const at::Tensor& hi,
+               int64_t n) {
+  at::Tensor x = lo + (hi - lo) * at::rand({n, lo.numel()}, at::kDouble);
+  x = at::cat({x, at::where(at::rand({n / 8, lo.numel()}, at::kDouble) > 0.5, hi, lo)});  // vertices too
+  std::vector<at::Tensor> v = node_values(g, x);
+  Samples s{x, v[g.output_id()].reshape({x.size(0), -1}), {}};
+  for (const detail::GraphRelu& r : relus) s.z.push_back(v[r.input].reshape({x.size(0), -1}));
+  return s;
+}
+
+/// The sampled points that satisfy the splits of domain `b` of `d` ([M] long).
+inline at::Tensor satisfying(const std::vector<detail::GraphRelu>& relus, const detail::GraphDomains& d, int64_t b, const Samples& s) {
+  at::Tensor keep = at::ones({s.x.size(0)}, at::kBool);
+  for (size_t j = 0; j < relus.size(); ++j) {
+    at::Tensor sp = d.split[j][b].unsqueeze(0);
+    keep = keep.logical_and(((s.z[j] >= 0).logical_or(sp != 1)).all(1));
+    keep = keep.logical_and(((s.z[j] <= 0).logical_or(sp != -1)).all(1));
+  }
+  return at::nonzero(keep).reshape({-1});
 }
 
 }  // namespace tessera::lirpa::testing
