@@ -177,7 +177,7 @@ at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, co
   const int64_t total = rows->rows();
   std::map<int, at::Tensor> extra;  // -beta s z at each split ReLU's input
   for (size_t j = 0; j < relus.size(); ++j) {
-    if (!(split[j] != 0).any().item<bool>()) continue;
+    if (j >= params.beta.size() || !(split[j] != 0).any().item<bool>()) continue;
     const GraphRelu& r = relus[j];
     at::Tensor sign = per_row(split[j].to(at::kDouble), total);
     at::Tensor rows_z = (-params.beta[j].reshape({total, r.size}) * sign).reshape(lead_shape(graph, r.input, total));
@@ -186,7 +186,7 @@ at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, co
   }
   state.alpha.clear();
   for (size_t j = 0; j < relus.size(); ++j)
-    if (params.alpha[j].defined())
+    if (j < params.alpha.size() && params.alpha[j].defined())
       state.alpha[{graph.output_id(), relus[j].node}] = params.alpha[j].reshape(lead_shape(graph, relus[j].input, total));
   state.extra_rows = &extra;
   state.record = &record;

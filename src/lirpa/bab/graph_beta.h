@@ -34,7 +34,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
 
 /// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
 /// `params` (optimise_beta's best: per ReLU node [D, K, n_j], undefined slopes for nodes
-/// without any), recording the rows' coefficients at the nodes of `record` (the linear bound
+/// without any; nodes past the end of `params` without either), recording the rows' coefficients at the nodes of `record` (the linear bound
 /// whose value optimise_beta kept, for branching and vertex candidates). Returns the rows'
 /// lower bounds of c y ([D K], before rhs).
 at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,

@@ -152,16 +152,17 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     RowParams start = d.start.empty() ? RowParams{} : d.start.select(sel).select(open), best;
     at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
                                   stop, shard.get(), start, &best);
+    // branching and vertex candidates from the optimised bound's coefficients, not CROWN's
+    // (a stand-in records too: with sharded weights each pass gathers them, in step)
+    std::map<int, APtr> rec_best{{0, nullptr}};
+    for (const GraphRelu& r : relus) rec_best[r.node] = nullptr;
+    record_at(graph, sub, env, relus, split, open_rows, best, rec_best);
     if (!stand_in) {
       out.lb.index_copy_(0, open, lb);
       for (size_t j = 0; j < best.alpha.size(); ++j) {
         if (best.alpha[j].defined()) out.params.alpha[j].index_copy_(0, open, best.alpha[j]);
         out.params.beta[j].index_copy_(0, open, best.beta[j]);
       }
-      // branching and vertex candidates from the optimised bound's coefficients, not CROWN's
-      std::map<int, APtr> rec_best{{0, nullptr}};
-      for (const GraphRelu& r : relus) rec_best[r.node] = nullptr;
-      record_at(graph, sub, env, relus, split, open_rows, best, rec_best);
       const int64_t m = open.numel();
       for (size_t j = 0; j < relus.size(); ++j)
         out.lambda[j].index_copy_(0, open, recorded(rec_best, relus[j].node, m, k, relus[j].size));
