@@ -35,6 +35,9 @@ struct BabOutcome {
   /// ReLU splitting from several root boxes (ReluSplitStart::xl): [R] bool, the roots with no
   /// open or stuck domain left (undefined when falsified).
   at::Tensor proven_roots;
+  /// ReLU splitting on the graph: false once the pool dropped the slopes and multipliers the
+  /// children start from (beyond `bab.inherit_max_bytes`).
+  bool inherited = true;
 };
 
 /// What branch and bound needs from the caller.

@@ -150,7 +150,7 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
   if (open.numel() == 0) return settle(), out.status = BabStatus::Proven, out;
   if (try_vertices(ctx, p, root, open)) return out.status = BabStatus::Falsified, out;
   int64_t stuck = 0;  // unverified domains with nothing left to split
-  bool inherit = true;  // children start from their parent's slopes and multipliers
+  bool& inherit = out.inherited;  // children start from their parent's slopes and multipliers
   keep_open(lay, pool, root, open, inherit, o.bab.inherit_max_bytes);
   auto last_report = Clock::now();
   for (int64_t it = 1;; ++it) {
