@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "tessera/core/error.h"
+#include "tessera/core/omp_wait.h"
 #include "tessera/core/threads.h"
 
 namespace tessera::core {
@@ -86,6 +87,16 @@ TEST(Threads, ScopedBlasThreadsRestoresTheCallersOpenMpThreads) {
   setup_threads(2);
   { ScopedBlasThreads one(1); }
   EXPECT_EQ(at::get_num_threads(), 2);
+}
+
+// Under ctest (which sets GLOG_minloglevel for every gtest), the tests run two at a time and
+// must not spin: OMP_WAIT_POLICY is the busy machine's policy too. A list-valued ENVIRONMENT
+// given to gtest_discover_tests set only its first variable, and this failed.
+TEST(Threads, CtestRunsTheTestsWithTheBusyMachinesWaitPolicy) {
+  if (std::getenv("GLOG_minloglevel") == nullptr) GTEST_SKIP() << "not run by ctest";
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_STREQ(policy, TESSERA_BUSY_OMP_WAIT_POLICY);
 }
 
 }  // namespace
