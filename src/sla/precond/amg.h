@@ -1,7 +1,8 @@
 #pragma once
 // Smoothed-aggregation algebraic multigrid (Vanek, Mandel, Brezina 1996) as a Krylov
-// preconditioner. Set-up on the CPU: strength of connection, greedy aggregation, tentative
-// prolongator (the constant vector, normalised per aggregate), one damped-Jacobi smoothing
+// preconditioner. Set-up on the CPU: strength of connection, greedy aggregation (every row
+// with an off-diagonal in an aggregate), tentative prolongator (the constant vector, not
+// normalised, so the constant is the near-null-space vector of every level), one damped-Jacobi smoothing
 // step P = (I - w D^{-1} A) T, and the Galerkin coarse operator A_c = P^T A P by a fused
 // sparse triple product. The hierarchy is a list of CSR tensors; the cycle (V, W or K by
 // AmgOptions::cycle; Chebyshev smoothing, a dense coarsest solve) is written in ATen ops, so it
@@ -71,7 +72,7 @@ class AmgHierarchy {
 /// Builds the hierarchy of the square matrix `a` (non-zero diagonal required).
 AmgHierarchy build_amg(const CsrData& a, const AmgOptions& options);
 
-/// Aggregate of every row of `a` (-1: a row with no strong connection, left out of the
+/// Aggregate of every row of `a` (-1: a row without off-diagonal entries, left out of the
 /// coarse space); returns the number of aggregates. Exposed for tests.
 int64_t aggregate(const CsrData& a, double strength, std::vector<int64_t>& aggregate_of);
 
