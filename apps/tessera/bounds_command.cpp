@@ -31,7 +31,7 @@ namespace {
 
 struct BoundsOptions {
   std::string model, property, method = "crown", shard = "none";
-  bool spec = false, json = false, float32 = false, intersect_ibp = false;
+  bool spec = false, json = false, float32 = false, intersect_ibp = false, alpha_final = false;
   int iterations = 20;
 };
 
@@ -54,6 +54,7 @@ int run_bounds(const BoundsOptions& o) {
   opt.dtype = o.float32 ? at::kFloat : at::kDouble;
   opt.intersect_ibp = o.intersect_ibp;
   opt.alpha.iterations = o.iterations;
+  opt.alpha.intermediate = !o.alpha_final;
   if (shard == lirpa::ShardMode::FsdpState) opt.shard_rows = comm;  // rows of each backward pass split too
   nlohmann::json all = nlohmann::json::array();
   for (const auto& c : p.cases) {
@@ -100,6 +101,9 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
                 "intersect every intermediate CROWN bound with the interval bound before it (tighter than "
                 "auto_LiRPA's CROWN, as verify does)");
   cmd->add_option("--iterations", o->iterations, "alpha-CROWN iterations")->check(kNonNegative);
+  cmd->add_flag("--alpha-final", o->alpha_final,
+                "alpha-crown: optimise only the final rows' slopes, the intermediate bounds fixed to CROWN's (one "
+                "backward pass per step)");
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "

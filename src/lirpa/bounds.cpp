@@ -94,14 +94,19 @@ BoundsResult bounds_of(const Graph& graph, const at::Tensor& lower, const at::Te
       result.iterations = steps_lower;
       return finish(result);
     }
-    // upper of c y = -lower of (-c) y
+    // upper of c y = -lower of (-c) y (the targets are the lower side's)
+    AlphaOptions upper_side = options.alpha;
+    upper_side.target = at::Tensor();
     result.upper = -detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, -1.0),
-                                              options.alpha, steps_upper, tight);
+                                              upper_side, steps_upper, tight);
     result.iterations = std::max(steps_lower, steps_upper);
     return finish(result);
   }
   if (options.method == Method::AlphaCrown) {
-    lb = detail::alpha_crown_lower(graph, state, env, rows, options.alpha, result.iterations, tight);
+    AlphaOptions both = options.alpha;  // rows [C; -C]: the targets are the first k rows'
+    if (both.target.defined())
+      both.target = at::cat({both.target.to(at::kDouble).reshape({-1}), at::full({k}, INFINITY, at::kDouble)});
+    lb = detail::alpha_crown_lower(graph, state, env, rows, both, result.iterations, tight);
   }
   result.lower = lb.slice(0, 0, k);
   result.upper = -lb.slice(0, k);  // upper of c y = -lower of (-c) y

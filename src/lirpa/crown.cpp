@@ -161,10 +161,11 @@ Interval with_needed(const Interval& ref, const NeededBounds& needed, const Inte
   at::Tensor l = ref.lower.reshape({domains, -1}).clone(), u = ref.upper.reshape({domains, -1}).clone();
   if (needed.idx.numel() > 0) {
     // l[d, idx] = tight where domain d needs it (max(tight, reference) with `intersect`: both
-    // are sound), the reference elsewhere (stable neurons)
+    // are sound; written as a where() that keeps `tight`, and its whole gradient, on ties),
+    // the reference elsewhere (stable neurons)
     at::Tensor rl = l.index({Slice(), needed.idx}), ru = u.index({Slice(), needed.idx});
-    at::Tensor tl = intersect ? at::max(tight.lower, rl) : tight.lower;
-    at::Tensor tu = intersect ? at::min(tight.upper, ru) : tight.upper;
+    at::Tensor tl = intersect ? at::where(tight.lower >= rl, tight.lower, rl) : tight.lower;
+    at::Tensor tu = intersect ? at::where(tight.upper <= ru, tight.upper, ru) : tight.upper;
     l.index_put_({Slice(), needed.idx}, at::where(needed.need, tl, rl));
     u.index_put_({Slice(), needed.idx}, at::where(needed.need, tu, ru));
   }

@@ -1,5 +1,6 @@
 // Products of two bounded variables (Mul, MatMul): bounds contain sampled outputs for every
-// method, and CROWN equals the McCormick planes worked out by hand in float64.
+// method, CROWN equals the McCormick planes worked out by hand in float64, and alpha-CROWN's
+// mix of the planes reaches the product's range on one product.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -103,6 +104,25 @@ TEST(LirpaBilinear, MulOfTwoInputsByHand) {
   EXPECT_DOUBLE_EQ(crown.upper.item<double>(), 10.0);
 }
 
+// alpha-CROWN mixes the two planes of each side: r (-x1 - x2 - 1) + (1 - r)(3 x1 + 2 x2 - 6)
+// has the least value -3 over the box for r in [2/3, 3/4] (= min x1 x2, at (-1, 3)); the upper
+// mix r (3 x1 - x2 + 3) + (1 - r)(-x1 + 2 x2 + 2) has the greatest value 6 (= max x1 x2) for
+// r in [1/4, 2/3]. Adam gets near them from CROWN's r = 1 (-6 and 10).
+TEST(LirpaBilinear, AlphaMixesThePlanesOfAProduct) {
+  Graph g = load_onnx_bytes(product_of_inputs());
+  at::Tensor lo = dbl({-1, -1}, {2}), hi = dbl({2, 3}, {2});
+  BoundOptions o;
+  o.method = Method::AlphaCrown;
+  o.alpha.iterations = 60;
+  o.alpha.early_stop_patience = 60;
+  BoundsResult alpha = compute_bounds(g, lo, hi, o);
+  EXPECT_LE(alpha.lower.item<double>(), -3.0 + 1e-12);  // sound: x1 x2 = -3 at (-1, 3)
+  EXPECT_GE(alpha.lower.item<double>(), -3.5);
+  EXPECT_GE(alpha.upper.item<double>(), 6.0 - 1e-12);   // sound: x1 x2 = 6 at (2, 3)
+  EXPECT_LE(alpha.upper.item<double>(), 6.5);
+  expect_contains_samples(g, lo, hi, alpha, 10000, "Mul alpha");
+}
+
 // Z = X Y, X = [x1 x2] (1 x 2), Y = [x3; x4] (2 x 1): z = x1 x3 + x2 x4, each product
 // relaxed by its own planes; the bounds are sums of per-product plane extrema (the
 // products share no variable), computed here from the formulas in float64.
@@ -126,6 +146,20 @@ TEST(LirpaBilinear, MatMulOfInputsByHand) {
   }
   EXPECT_NEAR(crown.lower.item<double>(), lower, 1e-12);
   EXPECT_NEAR(crown.upper.item<double>(), upper, 1e-12);
+}
+
+// A MatMul's plane mix per product X_ik Y_kj: alpha-CROWN tightens CROWN's bounds
+// and stays sound.
+TEST(LirpaBilinear, AlphaMixesThePlanesOfAMatMul) {
+  Graph g = load_onnx_bytes(matmul_net());
+  at::manual_seed(3);
+  at::Tensor c = at::randn({12}, at::kDouble), lo = c - 0.2, hi = c + 0.2;
+  BoundsResult crown = bounds(g, lo, hi, Method::Crown), alpha = bounds(g, lo, hi, Method::AlphaCrown);
+  expect_contains_samples(g, lo, hi, alpha, 10000, "MatMul alpha");
+  EXPECT_TRUE((alpha.lower >= crown.lower - 1e-12).all().item<bool>());
+  EXPECT_TRUE((alpha.upper <= crown.upper + 1e-12).all().item<bool>());
+  EXPECT_GT((crown.upper - crown.lower).sum().item<double>() - (alpha.upper - alpha.lower).sum().item<double>(), 1e-3)
+      << "the plane mix tightened nothing";
 }
 
 }  // namespace

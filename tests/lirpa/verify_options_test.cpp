@@ -22,7 +22,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   VerifyOptions o = parse_verify_config(
       "timeout: 12.5\nmargin: 0.001\n"
       "attack: {enabled: false, restarts: 7, steps: 9, step: 0.5, seed: 3}\n"
-      "alpha: {enabled: false, iterations: 5, lr: 0.2, lr_decay: 0.9, early_stop_patience: 4}\n"
+      "alpha: {enabled: false, iterations: 5, intermediate: false, lr: 0.2, lr_decay: 0.9, early_stop_patience: 4}\n"
       "beta: {iterations: 6, lr_alpha: 0.3, lr_beta: 0.4, lr_decay: 0.7}\n"
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
       "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  inherit_max_bytes: 4096\n  enabled: true\n"
@@ -37,6 +37,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_FALSE(o.alpha_enabled);
   EXPECT_EQ(o.alpha.iterations, 5);
   EXPECT_EQ(o.alpha.early_stop_patience, 4);
+  EXPECT_FALSE(o.alpha.intermediate);
   EXPECT_EQ(o.beta.iterations, 6);
   EXPECT_EQ(o.beta.lr_beta, 0.4);
   EXPECT_EQ(o.bab.split, SplitKind::Relu);

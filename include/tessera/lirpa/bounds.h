@@ -48,6 +48,15 @@ struct AlphaOptions {
   /// best bound so far (at least CROWN's: the first pass uses CROWN's slopes). Verification
   /// passes its timeout here.
   std::function<bool()> stop;
+  /// false: only the final rows' slopes are optimised; the intermediate bounds stay CROWN's
+  /// (one backward pass per step instead of one per bounded node; auto_LiRPA's
+  /// `fix_interm_bounds`). Not read by tensor parallelism (`--shard tp`).
+  bool intermediate = true;
+  /// Per specification row (`[K]`, lower side only; undefined: none): a row whose best
+  /// lower bound is above its target leaves the loss (the slopes shared by all rows then
+  /// serve the others), and the steps stop once every row is above. Verification passes
+  /// rhs + margin: a row above it is proven. Not read by tensor parallelism.
+  at::Tensor target;
 };
 
 struct BoundOptions {

@@ -13,7 +13,7 @@
 ///   timeout: 300
 ///   margin: 1.0e-8
 ///   attack: {enabled: true, restarts: 32, steps: 60, seed: 0}
-///   alpha: {enabled: true, iterations: 20, lr: 0.5, lr_decay: 0.98}
+///   alpha: {enabled: true, iterations: 20, intermediate: true, lr: 0.5, lr_decay: 0.98}
 ///   beta: {iterations: 20, lr_alpha: 0.1, lr_beta: 0.05, lr_decay: 0.98}
 ///   bab: {split: auto, branching: babsr, batch_size: 0, force_synchronous: false,
 ///         attack_every: 20, input_split_max_dims: 16, fsb_topk: 4, input_portfolio_after: 3,

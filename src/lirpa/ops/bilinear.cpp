@@ -14,6 +14,14 @@
 // which is auto_LiRPA's BoundMul / BoundMatMul choice, so CROWN here and there agree. A
 // MatMul entry z_ij = sum_k X_ik Y_kj takes these planes for each product X_ik Y_kj.
 //
+// alpha-CROWN (as auto_LiRPA's optimisable BoundMul): per row and per element of z, a convex
+// combination of the two planes of each side, both sound, so is any mix r in [0, 1]:
+//   lower  z >= r_l (ly x + lx y - lx ly) + (1 - r_l) (uy x + ux y - ux uy)
+//   upper  z <= r_u (uy x + lx y - lx uy) + (1 - r_u) (ly x + ux y - ux ly)
+// r = 1 is CROWN's choice above (the starting point). In a MatMul each product X_ik Y_kj of
+// z_ij has its own r (r `[S, 2, ..., n, k, m]`, as auto_LiRPA's per-product alphas). Only where every input bound is finite (else r is ignored:
+// an infinite ux or uy times 1 - r = 0 would be NaN).
+//
 // IBP: x y lies between the least and the greatest of the four corner products (0 * inf
 // taken as 0: an unbounded side shows in another corner).
 
@@ -55,6 +63,34 @@ Interval corner_product(const Interval& x, const Interval& y) {
   return {at::min(at::min(p1, p2), at::min(p3, p4)), at::max(at::max(p1, p2), at::max(p3, p4))};
 }
 
+/// The shape of the products (no rows) from the operands' shapes aligned to `rank` (numpy
+/// broadcasting): z's for a Mul; `[..., n, k, m]` (every X_ik Y_kj) for a MatMul.
+std::vector<int64_t> product_shape(std::vector<int64_t> x, std::vector<int64_t> y, int64_t rank, bool matmul) {
+  x.insert(x.begin(), rank - x.size(), 1);
+  y.insert(y.begin(), rank - y.size(), 1);
+  std::vector<int64_t> z(rank);
+  for (int64_t i = 0; i < rank; ++i) z[i] = std::max(x[i], y[i]);
+  if (matmul) z[rank - 2] = x[rank - 2], z[rank - 1] = x[rank - 1], z.push_back(y[rank - 1]);
+  return z;
+}
+
+/// CROWN's plane mix (r_l = r_u = 1) for `domains` row groups: `[D, 2, *z]`.
+at::Tensor unit_mix(int64_t domains, const std::vector<int64_t>& z) {
+  std::vector<int64_t> s{domains, 2};
+  s.insert(s.end(), z.begin(), z.end());
+  return at::ones(s, at::kDouble);
+}
+
+/// The optimised plane weights r_l, r_u `[S, *z]` of ctx.alpha `[S, 2, *z]`, when given and
+/// every input bound is finite; undefined otherwise (CROWN's planes).
+std::pair<at::Tensor, at::Tensor> plane_mix(const BackwardContext& ctx) {
+  if (!ctx.alpha.defined()) return {};
+  for (const Interval& b : ctx.input_bounds)
+    if (!at::isfinite(b.lower).all().item<bool>() || !at::isfinite(b.upper).all().item<bool>()) return {};
+  at::Tensor r = ctx.alpha.clamp(0, 1);
+  return {r.select(1, 0), r.select(1, 1)};
+}
+
 }  // namespace
 
 /// z = x * y of two variables (numpy broadcasting between them).
@@ -74,6 +110,11 @@ class BilinearMulOp final : public BoundOp {
                           {align(v[1].lower, rank_), align(v[1].upper, rank_)});
   }
 
+  bool has_alpha() const override { return true; }
+  at::Tensor initial_alpha(const Interval& x) const override {
+    return unit_mix(x.lower.size(0), product_shape(x_shape_, y_shape_, rank_, false));
+  }
+
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext& ctx) const override {
     at::Tensor ad = a->dense(env.dtype);
     const int64_t s = ad.size(0);
@@ -82,6 +123,16 @@ class BilinearMulOp final : public BoundOp {
     at::Tensor lx = rows_of(bx.lower, s, rank_, env.dtype);
     at::Tensor ly = rows_of(by.lower, s, rank_, env.dtype), uy = rows_of(by.upper, s, rank_, env.dtype);
     at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
+    auto [rl, ru] = plane_mix(ctx);
+    if (rl.defined()) {
+      at::Tensor ux = rows_of(bx.upper, s, rank_, env.dtype);
+      at::Tensor pl = pos * rl, pu = pos - pl, nu = neg * ru, nl = neg - nu;  // A+ r_l, A+ (1 - r_l), A- r_u, A- (1 - r_u)
+      at::Tensor ax = sum_onto(pl * ly + pu * uy + nu * uy + nl * ly, x_shape_);  // A_x
+      at::Tensor ay = sum_onto((pl + nu) * lx + (pu + nl) * ux, y_shape_);        // A_y
+      // bias = -sum(A+ r_l lx ly + A+ (1 - r_l) ux uy + A- r_u lx uy + A- (1 - r_u) ux ly)
+      at::Tensor bias = -(pl * (lx * ly) + pu * (ux * uy) + nu * (lx * uy) + nl * (ux * ly)).reshape({s, -1}).sum(1);
+      return {{DenseA::make(ax), DenseA::make(ay)}, bias};
+    }
     at::Tensor ax = sum_onto(pos * ly + neg * uy, x_shape_);  // A_x = A+ ly + A- uy
     at::Tensor ay = sum_onto(ad * lx, y_shape_);              // A_y = (A+ + A-) lx
     // bias = -sum(A+ lx ly + A- lx uy)
@@ -114,6 +165,11 @@ class BilinearMatMulOp final : public BoundOp {
     return {p.lower.sum(-2), p.upper.sum(-2)};
   }
 
+  bool has_alpha() const override { return true; }
+  at::Tensor initial_alpha(const Interval& x) const override {
+    return unit_mix(x.lower.size(0), product_shape(x_shape_, y_shape_, rank_, true));
+  }
+
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext& ctx) const override {
     at::Tensor ad = a->dense(env.dtype);
     const int64_t s = ad.size(0);
@@ -121,6 +177,21 @@ class BilinearMatMulOp final : public BoundOp {
     at::Tensor ly = rows_of(ctx.input_bounds.at(1).lower, s, rank_, env.dtype);
     at::Tensor uy = rows_of(ctx.input_bounds.at(1).upper, s, rank_, env.dtype);
     at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
+    auto [rl, ru] = plane_mix(ctx);
+    if (rl.defined()) {  // per product, on [S, ..., n, k, m]: i over -3, k over -2, j over -1
+      at::Tensor ux = rows_of(ctx.input_bounds.at(0).upper, s, rank_, env.dtype);
+      at::Tensor p3 = pos.unsqueeze(-2), n3 = neg.unsqueeze(-2);  // A+_ij, A-_ij as [.., n, 1, m]
+      at::Tensor pl = p3 * rl, pu = p3 - pl, nu = n3 * ru, nl = n3 - nu;  // A+ r_l, A+ (1 - r_l), A- r_u, A- (1 - r_u)
+      at::Tensor lyk = ly.unsqueeze(-3), uyk = uy.unsqueeze(-3);  // Y_kj as [.., 1, k, m]
+      at::Tensor lxk = lx.unsqueeze(-1), uxk = ux.unsqueeze(-1);  // X_ik as [.., n, k, 1]
+      // A_X_ik = sum_j (A+ r_l + A- (1 - r_u)) ly_kj + (A+ (1 - r_l) + A- r_u) uy_kj
+      at::Tensor ax = ((pl + nl) * lyk + (pu + nu) * uyk).sum(-1);
+      // A_Y_kj = sum_i (A+ r_l + A- r_u) lx_ik + (A+ (1 - r_l) + A- (1 - r_u)) ux_ik
+      at::Tensor ay = ((pl + nu) * lxk + (pu + nl) * uxk).sum(-3);
+      // bias = -sum_ikj (A+ r_l lx ly + A+ (1 - r_l) ux uy + A- r_u lx uy + A- (1 - r_u) ux ly)
+      at::Tensor bias = -(pl * (lxk * lyk) + pu * (uxk * uyk) + nu * (lxk * uyk) + nl * (uxk * lyk)).reshape({s, -1}).sum(1);
+      return {{DenseA::make(sum_onto(ax, x_shape_)), DenseA::make(sum_onto(ay, y_shape_))}, bias};
+    }
     // A_X = A+ ly^T + A- uy^T,  A_Y = lx^T (A+ + A-)
     at::Tensor ax = at::matmul(pos, ly.transpose(-1, -2)) + at::matmul(neg, uy.transpose(-1, -2));
     at::Tensor ay = at::matmul(lx.transpose(-1, -2), ad);

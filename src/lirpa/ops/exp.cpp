@@ -5,7 +5,7 @@
 // exponentials (softmax denominators) keep positive lower bounds, which Reciprocal needs
 // (a tangent further right would be tighter near u, but a sum bounded below by 0 makes the
 // reciprocal unbounded, also for alpha-CROWN's intermediate bounds, which are not intersected
-// with CROWN's). CROWN's t = min((l + u) / 2, l + 0.99); alpha-CROWN moves t over the range.
+// with CROWN's without `intersect_ibp`). CROWN's t = min((l + u) / 2, l + 0.99); alpha-CROWN moves t over the range.
 // Overflow: where u > 60 (e^60 ~ 1e26, finite in float32 with room for weights) no line is
 // built; the constant lines of the range [e^l, e^u] are used instead, and where e^u is inf
 // the upper side is unbounded (rows reading it get -inf, curve_op.cpp), never inf * 0.

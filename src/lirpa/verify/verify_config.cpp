@@ -123,6 +123,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
   r.read_map(root["alpha"], "alpha",
              {{"enabled", r.set(o.alpha_enabled, "alpha.enabled")},
               {"iterations", r.set(o.alpha.iterations, "alpha.iterations")},
+              {"intermediate", r.set(o.alpha.intermediate, "alpha.intermediate")},
               {"lr", r.set(o.alpha.lr, "alpha.lr")},
               {"lr_decay", r.set(o.alpha.lr_decay, "alpha.lr_decay")},
               {"early_stop_patience", r.set(o.alpha.early_stop_patience, "alpha.early_stop_patience")}});
