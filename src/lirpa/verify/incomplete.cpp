@@ -30,8 +30,12 @@ std::vector<bool> proven_disjuncts(const PropertyCase& pc, const at::Tensor& g_l
 
 namespace {
 
-// The full alpha-CROWN stage's share of the time left when it starts.
-constexpr double kFullAlphaShare = 0.25;
+// The full alpha-CROWN stage's share of the time left when it starts (a cap: it stops
+// earlier when every row is proven or the bound stalls). On the VNN-COMP ViT, 20 full steps
+// prove 4021 outright (every row > 0.017) while 60 s of branch and bound moved no property's
+// bound by more than 0.1; on ReLU networks the stage takes a second or less and the cap never
+// binds.
+constexpr double kFullAlphaShare = 0.75;
 
 bool all_closed(const std::vector<std::vector<bool>>& open) {
   for (const auto& row : open)
