@@ -1,6 +1,13 @@
 // `tessera`: the command-line tool. Parses global options, sets up threads, memory
 // ledger and communicator, and runs one subcommand under the distributed guard.
+//
+// It ends with std::_Exit once its output is flushed and MPI finalised (run_guarded): the
+// exit handlers would only undo what LibTorch's static initialisers registered (thousands
+// of operator kernels, deregistered one by one): ~8% of the CPU of an ACAS Xu instance
+// decided at once, for nothing (bench/startup.py; history/2026-12-02-verify-startup.md).
+// Every file a subcommand writes is closed when it returns.
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -12,7 +19,7 @@
 
 int main(int argc, char** argv) {
   setenv("GLOG_minloglevel", "2", /*overwrite=*/0);  // silence torch's log noise
-  return tessera::dist::run_guarded([&]() -> int {
+  const int code = tessera::dist::run_guarded([&]() -> int {
     tessera::app::ParsedCommandLine cli = tessera::app::parse_command_line(argc, argv);
     if (!cli.body) {
       // --help, --version or a mistake: only rank 0 prints
@@ -29,4 +36,8 @@ int main(int argc, char** argv) {
     tessera::core::setup_threads(cli.global.threads);
     return cli.body();
   });
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
