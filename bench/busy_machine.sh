@@ -6,18 +6,22 @@
 # One JSON line a run (wall seconds, the load before it), then one a case (median of its
 # runs) and one a job (busy median / idle median), on standard output.
 #
-#   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--loads "idle busy"]
-#                         [--jobs "acasxu_1_1_prop_4 cg_poisson2d_1M"] [--build DIR]
+#   bench/busy_machine.sh [--repeats N] [--spins "default 300000 0"] [--threads "default 1 2"]
+#                         [--loads "idle busy"] [--jobs "acasxu_1_1_prop_4 cg_poisson2d_1M"] [--build DIR]
 #
-# "default" is what tessera chooses (passive when busy at start, omp_wait.h); a number sets
-# GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
+# Spins: "default" is what tessera chooses (passive when busy at start, omp_wait.h); a number
+# sets GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
+# Threads: "default" is what tessera chooses (every core; TESSERA_THREADS is unset here); a
+# number is `--threads N`.
+# Each spin x threads setting runs idle then busy, in the order given, every repeat.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="$ROOT/build"; REPEATS=3; SPINS="default"; LOADS="idle busy"; JOBLIST="acasxu_1_1_prop_4 cg_poisson2d_1M"
+BUILD="$ROOT/build"; REPEATS=3; SPINS="default"; THREADS="default"; LOADS="idle busy"; JOBLIST="acasxu_1_1_prop_4 cg_poisson2d_1M"
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --repeats) REPEATS="$2"; shift 2 ;;
     --spins) SPINS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
     --loads) LOADS="$2"; shift 2 ;;
     --jobs) JOBLIST="$2"; shift 2 ;;
     --build) BUILD="$2"; shift 2 ;;
@@ -28,8 +32,8 @@ export GLOG_minloglevel=2
 unset OMP_WAIT_POLICY GOMP_SPINCOUNT TESSERA_THREADS
 ACAS="${TESSERA_SHARED_DATA:-$ROOT/../shared/data}/vnncomp2021/acasxu"
 declare -A JOBS=(
-  [acasxu_1_1_prop_4]="$BUILD/tessera verify $ACAS/ACASXU_run2a_1_1_batch_2000.onnx $ACAS/prop_4.vnnlib --timeout 116 --quiet"
-  [cg_poisson2d_1M]="$BUILD/tessera solve --poisson2d 1000 --backend native --method cg --rtol 1e-8 --json"
+  [acasxu_1_1_prop_4]="verify $ACAS/ACASXU_run2a_1_1_batch_2000.onnx $ACAS/prop_4.vnnlib --timeout 116 --quiet"
+  [cg_poisson2d_1M]="solve --poisson2d 1000 --backend native --method cg --rtol 1e-8 --json"
 )
 busy_pid=""
 start_busy() { (while :; do :; done) & busy_pid=$!; sleep 1; }
@@ -42,32 +46,39 @@ declare -A TIMES=()
 for rep in $(seq "$REPEATS"); do
   for job in $JOBLIST; do
     for spin in $SPINS; do
-      for load in $LOADS; do
-        [ "$load" = busy ] && start_busy
-        loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-        t0=$(date +%s.%N); rc=0
-        if [ "$spin" = default ]; then ${JOBS[$job]} >/dev/null 2>&1 || rc=$?
-        else GOMP_SPINCOUNT=$spin ${JOBS[$job]} >/dev/null 2>&1 || rc=$?; fi
-        t1=$(date +%s.%N)
-        stop_busy
-        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
-        TIMES[$job/$spin/$load]="${TIMES[$job/$spin/$load]:-} $t"
-        printf '{"job":"%s","load":"%s","spin":"%s","run":%d,"wall_s":%s,"exit":%d,"loadavg_before":"%s","date":"%s"}\n' \
-          "$job" "$load" "$spin" "$rep" "$t" "$rc" "$loadavg" "$(date -u +%FT%TZ)"
+      for th in $THREADS; do
+        for load in $LOADS; do
+          [ "$load" = busy ] && start_busy
+          loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+          targs=""; [ "$th" = default ] || targs="--threads $th"
+          cmd="$BUILD/tessera $targs ${JOBS[$job]}"
+          t0=$(date +%s.%N); rc=0
+          if [ "$spin" = default ]; then $cmd >/dev/null 2>&1 || rc=$?
+          else GOMP_SPINCOUNT=$spin $cmd >/dev/null 2>&1 || rc=$?; fi
+          t1=$(date +%s.%N)
+          stop_busy
+          t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+          TIMES[$job/$spin/$th/$load]="${TIMES[$job/$spin/$th/$load]:-} $t"
+          printf '{"job":"%s","load":"%s","spin":"%s","threads":"%s","run":%d,"wall_s":%s,"exit":%d,"loadavg_before":"%s","date":"%s"}\n' \
+            "$job" "$load" "$spin" "$th" "$rep" "$t" "$rc" "$loadavg" "$(date -u +%FT%TZ)"
+        done
       done
     done
   done
 done
 for job in $JOBLIST; do
   for spin in $SPINS; do
-    for load in $LOADS; do
-      med=$(echo ${TIMES[$job/$spin/$load]} | tr ' ' '\n' | median)
-      printf '{"job":"%s","load":"%s","spin":"%s","median_s":%.3f,"runs_s":[%s]}\n' \
-        "$job" "$load" "$spin" "$med" "$(echo ${TIMES[$job/$spin/$load]} | sed 's/ /,/g')"
+    for th in $THREADS; do
+      for load in $LOADS; do
+        med=$(echo ${TIMES[$job/$spin/$th/$load]} | tr ' ' '\n' | median)
+        printf '{"job":"%s","load":"%s","spin":"%s","threads":"%s","median_s":%.3f,"runs_s":[%s]}\n' \
+          "$job" "$load" "$spin" "$th" "$med" "$(echo ${TIMES[$job/$spin/$th/$load]} | sed 's/ /,/g')"
+      done
+      if [ -n "${TIMES[$job/$spin/$th/idle]:-}" ] && [ -n "${TIMES[$job/$spin/$th/busy]:-}" ]; then
+        i=$(echo ${TIMES[$job/$spin/$th/idle]} | tr ' ' '\n' | median); b=$(echo ${TIMES[$job/$spin/$th/busy]} | tr ' ' '\n' | median)
+        printf '{"job":"%s","spin":"%s","threads":"%s","busy_over_idle":%.3f}\n' "$job" "$spin" "$th" \
+          "$(awk -v i="$i" -v b="$b" 'BEGIN {print b / i}')"
+      fi
     done
-    if [ -n "${TIMES[$job/$spin/idle]:-}" ] && [ -n "${TIMES[$job/$spin/busy]:-}" ]; then
-      i=$(echo ${TIMES[$job/$spin/idle]} | tr ' ' '\n' | median); b=$(echo ${TIMES[$job/$spin/busy]} | tr ' ' '\n' | median)
-      printf '{"job":"%s","spin":"%s","busy_over_idle":%.3f}\n' "$job" "$spin" "$(awk -v i="$i" -v b="$b" 'BEGIN {print b / i}')"
-    fi
   done
 done
