@@ -83,9 +83,10 @@ void bind_lirpa(py::module_& m) {
       "compute_bounds",
       [](const Graph& g, const at::Tensor& lower, const at::Tensor& upper, const std::optional<at::Tensor>& c,
          const std::string& method, const py::object& dtype, int alpha_iterations, double alpha_lr,
-         const std::string& shard, bool intersect_ibp) {
+         const std::string& shard, bool intersect_ibp, bool alpha_final, bool alpha_intermediate) {
         BoundOptions o;
         o.intersect_ibp = intersect_ibp;
+        o.alpha.intermediate = alpha_intermediate && !alpha_final;  // either one: the final rows only
         if (python_shard_mode(shard) == ShardMode::FsdpState) o.shard_rows = dist::world();
         o.method = parse_method(method);
         o.dtype = scalar_type_from(dtype, at::kDouble);
@@ -97,7 +98,8 @@ void bind_lirpa(py::module_& m) {
       },
       py::arg("graph"), py::arg("lower"), py::arg("upper"), py::arg("c") = py::none(), py::arg("method") = "crown",
       py::arg("dtype") = py::none(), py::arg("alpha_iterations") = -1, py::arg("alpha_lr") = -1.0,
-      py::arg("shard") = "none", py::arg("intersect_ibp") = false);
+      py::arg("shard") = "none", py::arg("intersect_ibp") = false, py::arg("alpha_final") = false,
+      py::arg("alpha_intermediate") = true);
 
   // verify(graph, vnnlib_path, timeout, config_yaml): config_yaml is YAML (or JSON) text.
   m.def(

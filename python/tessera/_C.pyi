@@ -257,7 +257,8 @@ class lirpa:
     def compute_bounds(graph: "lirpa.Graph", lower: torch.Tensor, upper: torch.Tensor,
                        c: Optional[torch.Tensor] = ..., method: str = ..., dtype: Optional[torch.dtype] = ...,
                        alpha_iterations: int = ..., alpha_lr: float = ...,
-                       shard: str = ..., intersect_ibp: bool = ...) -> Tuple[torch.Tensor, torch.Tensor, int]: ...
+                       shard: str = ..., intersect_ibp: bool = ..., alpha_final: bool = ...,
+                       alpha_intermediate: bool = ...) -> Tuple[torch.Tensor, torch.Tensor, int]: ...
     @staticmethod
     def verify(graph: "lirpa.Graph", property_path: str, timeout: float = ..., config_yaml: str = ...,
                source: str = ..., shard: str = ...) -> dict: ...

@@ -111,7 +111,8 @@ class BoundedModel:
     def compute_bounds(self, lower: torch.Tensor, upper: torch.Tensor, C: Optional[torch.Tensor] = None,
                        method: str = "crown", dtype: torch.dtype = torch.float64,
                        alpha_iterations: Optional[int] = None, alpha_lr: Optional[float] = None,
-                       intersect_ibp: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+                       intersect_ibp: bool = False, alpha_final: bool = False,
+                       alpha_intermediate: bool = True) -> Tuple[torch.Tensor, torch.Tensor]:
         """Bounds of ``C y`` (``C`` ``[K, output_size]``; None: the outputs themselves) for
         every input ``x`` with ``lower <= x <= upper`` (shaped like one input, or flat).
 
@@ -122,6 +123,12 @@ class BoundedModel:
             intersect_ibp: intersect every intermediate CROWN bound with the interval bound
                 from the bounds before it (tighter than auto_LiRPA's CROWN, which the default
                 reproduces; ``verify`` always intersects).
+            alpha_final: alpha-CROWN optimises only the final rows' slopes, the intermediate
+                bounds fixed to CROWN's (one backward pass per step; the CLI's
+                ``bounds --alpha-final``).
+            alpha_intermediate: False is the same as ``alpha_final=True`` (the verify
+                configuration's ``alpha.intermediate``); the default True optimises the
+                intermediate bounds too.
 
         Returns:
             ``(lower, upper)``, each ``[K]`` (``K = output_size`` without C).
@@ -131,7 +138,7 @@ class BoundedModel:
         lo, up, _ = _lirpa.compute_bounds(self._graph, lower, upper, C, method, dtype,
                                           -1 if alpha_iterations is None else int(alpha_iterations),
                                           -1.0 if alpha_lr is None else float(alpha_lr), self.shard,
-                                          bool(intersect_ibp))
+                                          bool(intersect_ibp), bool(alpha_final), bool(alpha_intermediate))
         return lo, up
 
     def __repr__(self) -> str:

@@ -31,10 +31,10 @@ def cnn():
                                torch.nn.Linear(2 * 3 * 3, 3))
 
 
-def cli_bounds(build_dir, onnx, vnnlib, method):
+def cli_bounds(build_dir, onnx, vnnlib, method, *extra):
     exe = build_dir / "tessera"
     assert exe.exists(), f"{exe} not built"
-    out = subprocess.run([str(exe), "bounds", str(onnx), str(vnnlib), "--method", method, "--json"],
+    out = subprocess.run([str(exe), "bounds", str(onnx), str(vnnlib), "--method", method, "--json", *extra],
                          check=True, capture_output=True, text=True, timeout=120).stdout
     j = json.loads(out.strip().splitlines()[-1])
     return torch.tensor(j["lower"], dtype=D), torch.tensor(j["upper"], dtype=D)
@@ -98,6 +98,33 @@ def test_crown_intersected_with_ibp_is_tighter_and_sound():
         y = net.double()(x)
     assert (tlo <= y.min(0).values + 1e-9).all() and (tup >= y.max(0).values - 1e-9).all()
     assert (tlo >= lo - 1e-12).all() and (tup <= up + 1e-12).all()
+
+
+def test_alpha_crown_on_the_final_rows_only(tmp_path, build_dir):
+    """alpha_final=True (alpha_intermediate=False, the YAML's name) is the CLI's
+    --alpha-final: at least as tight as CROWN, sound, and not the full alpha-CROWN."""
+    net = mlp()
+    model = lirpa.BoundedModel.from_module(net, torch.zeros(1, 4))
+    lower, upper = -torch.ones(4, dtype=D), torch.ones(4, dtype=D)
+    x = lower + 2 * torch.rand(2000, 4, dtype=D, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        y = net.double()(x)
+    clo, cup = model.compute_bounds(lower, upper, method="crown")
+    flo, fup = model.compute_bounds(lower, upper, method="alpha-crown", alpha_final=True)
+    assert (flo <= y.min(0).values + 1e-9).all() and (fup >= y.max(0).values - 1e-9).all()
+    assert (flo >= clo - 1e-9).all() and (fup <= cup + 1e-9).all()
+    assert (flo > clo + 1e-6).any() or (fup < cup - 1e-6).any(), "the final rows' steps moved nothing: no test"
+    alo, aup = model.compute_bounds(lower, upper, method="alpha-crown")
+    assert not (torch.allclose(flo, alo, rtol=0, atol=1e-9) and torch.allclose(fup, aup, rtol=0, atol=1e-9))
+    ilo, iup = model.compute_bounds(lower, upper, method="alpha-crown", alpha_intermediate=False)
+    assert torch.equal(ilo, flo) and torch.equal(iup, fup)
+    onnx_path, vnnlib = tmp_path / "net.onnx", tmp_path / "box.vnnlib"
+    net.float()
+    torch.onnx.export(net, (torch.zeros(1, 4),), str(onnx_path), opset_version=13, input_names=["input"],
+                      output_names=["output"])
+    box_vnnlib(vnnlib, lower, upper, 3)
+    cli_lo, cli_up = cli_bounds(build_dir, onnx_path, vnnlib, "alpha-crown", "--alpha-final")
+    assert torch.allclose(flo, cli_lo, rtol=1e-9, atol=1e-9) and torch.allclose(fup, cli_up, rtol=1e-9, atol=1e-9)
 
 
 def test_verify_test_instances(shared_data):
