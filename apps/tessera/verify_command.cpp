@@ -45,7 +45,11 @@ struct VerifyCli {
 };
 
 void print_progress(const lirpa::Progress& p) {
-  if (p.domains > 0 || p.visited > 0)
+  const std::string done = " done";  // an incomplete stage's end: its steps and worst open disjunct's bound
+  if (p.phase.size() > done.size() && p.phase.compare(p.phase.size() - done.size(), done.size(), done) == 0)
+    std::fprintf(stderr, "[%7.1f s] %s: %d steps, lower bound %.6g\n", p.elapsed, p.phase.c_str(), p.iterations,
+                 p.lower);
+  else if (p.domains > 0 || p.visited > 0)
     std::fprintf(stderr, "[%7.1f s] %s: %lld domains left, %lld visited, lower bound %.6g\n", p.elapsed,
                  p.phase.c_str(), static_cast<long long>(p.domains), static_cast<long long>(p.visited), p.lower);
   else

@@ -12,7 +12,9 @@
 // AlphaOptions::intermediate false: only the final rows' parameters, the intermediate bounds
 // fixed to CROWN's (auto_LiRPA's alpha-CROWN with `fix_interm_bounds`: one backward pass per
 // step). AlphaOptions::target: rows above it leave the loss, and the steps stop once every
-// row is above.
+// row is above. AlphaOptions::final_start: the final rows' parameters start from an earlier
+// run's best (a final-rows run's, so a full run's first step is that run's best bound); the
+// parameters at each row's best step are handed back (`best_final`).
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -88,9 +90,10 @@ RowBlock intermediate_rows(int64_t positions, int64_t domains, const std::shared
   return domains == 1 ? row_block(rows, state_rows) : RowBlock{0, rows, {rows}};
 }
 
-// Alphas for every (start node, activation before it), initialised to CROWN's slopes.
+// Alphas for every (start node, activation before it), initialised to CROWN's slopes; the
+// final pass's to `final_start`'s where given with the same shape `[rows, *shape]`.
 void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, int64_t domains,
-                 const std::shared_ptr<dist::Communicator>& state_rows,
+                 const std::shared_ptr<dist::Communicator>& state_rows, const std::map<int, at::Tensor>& final_start,
                  std::map<std::pair<int, int>, at::Tensor>& alphas, const OpEnv& env) {
   std::map<int, int64_t> starts{{graph.output_id(), final_rows}};  // the final rows: on every rank
   for (auto& [p, needed] : plan.rows) {
@@ -103,7 +106,11 @@ void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, 
     at::Tensor init = r.op->initial_alpha(*plan.crown[r.inputs[0]]).to(env.dtype);  // [D, *shape]
     for (auto& [s, n] : starts) {
       if (s < r.id) continue;  // a pass from s relaxes s itself too
-      alphas[{s, r.id}] = per_row(init, n).contiguous();  // per-row copy of CROWN's slopes
+      at::Tensor t = per_row(init, n).contiguous();  // per-row copy of CROWN's slopes
+      auto given = s == graph.output_id() ? final_start.find(r.id) : final_start.end();
+      if (given != final_start.end() && given->second.sizes() == t.sizes())
+        t = given->second.to(env.dtype).clone(at::MemoryFormat::Contiguous);  // own copy: Adam steps it in place
+      alphas[{s, r.id}] = t;
     }
   }
 }
@@ -118,7 +125,8 @@ std::optional<Interval> intersect(const std::optional<Interval>& a, const std::o
 
 at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,
                              const AlphaOptions& options, int& iterations,
-                             std::vector<std::optional<Interval>>* tightest) {
+                             std::vector<std::optional<Interval>>* tightest,
+                             std::map<int, at::Tensor>* best_final) {
   AlphaPlan plan;
   plan.crown = state.bounds;
   for (const Node& node : graph.nodes()) {
@@ -141,7 +149,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   TESSERA_CHECK(!target.defined() || target.numel() == a->rows(), DimensionMismatch, "alpha-CROWN: ", target.numel(),
                 " targets for ", a->rows(), " rows");
   std::map<std::pair<int, int>, at::Tensor> alphas;
-  init_alphas(graph, plan, a->rows(), state.domains(), state.shard_rows, alphas, env);
+  init_alphas(graph, plan, a->rows(), state.domains(), state.shard_rows, options.final_start, alphas, env);
   // Sharded state: the final pass (and any pass too small to split) runs on every rank, but
   // its loss counts once (rank 0's): the gathers' backward sums every rank's gradient, so
   // each block's slopes receive the whole gradient; slopes held whole on every rank take
@@ -154,6 +162,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   std::map<std::pair<int, int>, AdamSlot> slots;
   for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
   at::Tensor best;
+  std::map<int, at::Tensor> best_params;  // the final pass's parameters at each row's best step
   double lr = options.lr, best_total = -INFINITY;
   int stall = 0;
   iterations = 0;
@@ -169,6 +178,16 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
     }
     at::Tensor lb = crown_lower(graph, state, env, graph.output_id(), a, true);
     at::Tensor lbd = lb.detach();
+    if (best_final) {  // row s improved: its parameters t[s] (the final pass's are per row) are the best
+      at::Tensor better = best.defined() && options.keep_best ? lbd > best : at::ones_like(lbd, at::kBool);
+      for (auto& [k, t] : alphas) {
+        if (k.first != graph.output_id()) continue;
+        std::vector<int64_t> s(t.dim(), 1);
+        s[0] = t.size(0);
+        auto old = best_params.find(k.second);
+        best_params[k.second] = old == best_params.end() ? t.clone() : at::where(better.reshape(s), t, old->second);
+      }
+    }
     best = best.defined() && options.keep_best ? at::max(best, lbd) : lbd;  // best per row
     double total = lbd.sum().item<double>();
     stall = total > best_total ? 0 : stall + 1;
@@ -196,6 +215,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   }
   state.alpha.clear();
   state.bounds = plan.crown;
+  if (best_final) *best_final = std::move(best_params);
   return best;
 }
 

@@ -88,7 +88,7 @@ BoundsResult bounds_of(const Graph& graph, const at::Tensor& lower, const at::Te
   if (options.method == Method::AlphaCrown && options.alpha.separate_sides) {
     int steps_lower = 0, steps_upper = 0;
     result.lower = detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, 1.0),
-                                             options.alpha, steps_lower, tight);
+                                             options.alpha, steps_lower, tight, &result.final_alpha);
     if (!options.want_upper) {
       result.upper = at::full_like(result.lower, INFINITY);
       result.iterations = steps_lower;
@@ -97,6 +97,7 @@ BoundsResult bounds_of(const Graph& graph, const at::Tensor& lower, const at::Te
     // upper of c y = -lower of (-c) y (the targets are the lower side's)
     AlphaOptions upper_side = options.alpha;
     upper_side.target = at::Tensor();
+    upper_side.final_start.clear();  // the lower side's parameters
     result.upper = -detail::alpha_crown_lower(graph, state, env, detail::spec_side(graph, c, options.dtype, -1.0),
                                               upper_side, steps_upper, tight);
     result.iterations = std::max(steps_lower, steps_upper);
@@ -106,7 +107,7 @@ BoundsResult bounds_of(const Graph& graph, const at::Tensor& lower, const at::Te
     AlphaOptions both = options.alpha;  // rows [C; -C]: the targets are the first k rows'
     if (both.target.defined())
       both.target = at::cat({both.target.to(at::kDouble).reshape({-1}), at::full({k}, INFINITY, at::kDouble)});
-    lb = detail::alpha_crown_lower(graph, state, env, rows, both, result.iterations, tight);
+    lb = detail::alpha_crown_lower(graph, state, env, rows, both, result.iterations, tight, &result.final_alpha);
   }
   result.lower = lb.slice(0, 0, k);
   result.upper = -lb.slice(0, k);  // upper of c y = -lower of (-c) y

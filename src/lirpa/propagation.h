@@ -67,9 +67,12 @@ void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptio
 /// returns `[S]` lower bounds, the best per row; `iterations` receives the steps taken.
 /// `tightest` (when set, sized like `state.bounds`): every activation input's bounds
 /// intersected with those of each step (each step's are sound, so is their intersection).
+/// `best_final` (when set) receives the final pass's parameters at each row's best step
+/// (activation node id -> `[S, *shape]`), which `options.final_start` takes back.
 at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv& env, const APtr& a,
                              const AlphaOptions& options, int& iterations,
-                             std::vector<std::optional<Interval>>* tightest = nullptr);
+                             std::vector<std::optional<Interval>>* tightest = nullptr,
+                             std::map<int, at::Tensor>* best_final = nullptr);
 
 /// `a` intersected with `b` (either may be absent), detached from autograd.
 std::optional<Interval> intersect(const std::optional<Interval>& a, const std::optional<Interval>& b);

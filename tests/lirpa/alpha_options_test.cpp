@@ -3,7 +3,9 @@
 // (AlphaOptions::intermediate = false) and per-row targets (AlphaOptions::target). Each is
 // checked on random networks against CROWN and sampled points; the intersection also on the
 // shared VNN-COMP ViT, where alpha-CROWN's intermediate bounds without it start looser than
-// CROWN's intersected ones (skipped without the shared data).
+// CROWN's intersected ones (skipped without the shared data). A full run started from a
+// final-rows run's best parameters (AlphaOptions::final_start, as verify's incomplete stage
+// does) gives that run's bound at its first step, on the random networks and the shared ViT.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -124,6 +126,77 @@ TEST(LirpaAlphaOptions, SharedVitAlphaStartsFromTheIntersectedCrownBounds) {
   o.alpha.iterations = 0;  // the first pass only: CROWN's slopes (before: row 0 -0.580, CROWN's -0.448)
   BoundsResult alpha = compute_bounds(g, box.lower, box.upper, o, box.spec_matrix());
   EXPECT_TRUE(at::allclose(alpha.lower, crown.lower, 1e-9, 1e-9)) << alpha.lower << " vs CROWN " << crown.lower;
+}
+
+// Verify's stages on one box: final rows only (5 steps), then the full run from their best
+// parameters with `full_steps` steps. Returns {CROWN, final rows, full}.
+std::vector<BoundsResult> staged(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, const at::Tensor& c,
+                                 int full_steps) {
+  BoundOptions o;
+  o.intersect_ibp = true;
+  o.keep_intermediate = true;
+  o.want_upper = false;
+  BoundsResult crown = compute_bounds(g, lo, hi, o, c);
+  o.method = Method::AlphaCrown;
+  o.alpha.iterations = 5;
+  o.alpha.intermediate = false;
+  o.known_intermediate = &crown.intermediate;
+  BoundsResult final_rows = compute_bounds(g, lo, hi, o, c);
+  o.alpha.iterations = full_steps;
+  o.alpha.intermediate = true;
+  o.known_intermediate = &final_rows.intermediate;
+  o.alpha.final_start = final_rows.final_alpha;
+  BoundsResult full = compute_bounds(g, lo, hi, o, c);
+  return {crown, final_rows, full};
+}
+
+void expect_starts_from_final_rows(const std::vector<BoundsResult>& r, const std::string& what) {
+  const at::Tensor &crown = r[0].lower, &final_rows = r[1].lower, &first = r[2].lower;
+  ASSERT_FALSE(r[1].final_alpha.empty()) << what << ": no parameters handed back";
+  // the final rows' steps tightened something: starting from CROWN's slopes would lose it
+  EXPECT_TRUE((final_rows > crown + 1e-6).any().item<bool>()) << what << ": the final rows moved nothing: no test";
+  // the full run's first step: the final rows' best (the same passes on the same parameters)
+  EXPECT_TRUE(at::allclose(first, final_rows, 1e-9, 1e-9)) << what << ": first step " << first << " vs final rows "
+                                                             << final_rows;
+}
+
+TEST(LirpaAlphaOptions, FullRunStartsFromTheFinalRowsBest) {
+  int with_parameters = 0;
+  for (const std::string& onnx : networks()) {
+    Graph g = load_onnx_bytes(onnx);
+    Box b = box_of(g, 0.4);
+    at::Tensor y = g.forward(b.x, at::kDouble).reshape({b.x.size(0), -1});
+    at::Tensor c = at::randn({3, y.size(1)}, at::kDouble);
+    std::vector<BoundsResult> first = staged(g, b.lo, b.hi, c, 0);
+    if (first[1].final_alpha.empty()) continue;  // nothing to optimise (the Sigmoid MLP: no alpha)
+    ++with_parameters;
+    expect_starts_from_final_rows(first, "network " + std::to_string(with_parameters));
+    // steps from there: never below the start (the best is kept), every sample inside
+    std::vector<BoundsResult> r = staged(g, b.lo, b.hi, c, 3);
+    EXPECT_TRUE((r[2].lower >= r[1].lower - 1e-9).all().item<bool>());
+    EXPECT_TRUE((at::matmul(y, c.t()) >= r[2].lower.unsqueeze(0) - 1e-9).all().item<bool>()) << "a sample below";
+  }
+  EXPECT_EQ(with_parameters, 3);  // the CNN, the residual network and the ReLU MLP
+}
+
+TEST(LirpaAlphaOptions, SharedVitFullRunStartsFromTheFinalRowsBest) {
+  const std::string vit = std::string(TESSERA_SHARED_DATA) + "/vnncomp2023/vit/";
+  if (!std::filesystem::exists(vit + "pgd_2_3_16.onnx")) GTEST_SKIP() << "no shared data at " << vit;
+  Graph g = load_onnx(vit + "pgd_2_3_16.onnx");
+  const PropertyCase box = load_vnnlib(vit + "pgd_2_3_16_1159.vnnlib").cases.at(0);
+  const at::Tensor c = box.spec_matrix();
+  expect_starts_from_final_rows(staged(g, box.lower, box.upper, c, 0), "ViT 1159");
+  // one full step from there: sound (samples, half on the box's corners) and no looser
+  at::manual_seed(11);
+  at::Tensor t = at::rand({400, box.lower.numel()}, at::kDouble);
+  t.slice(0, 0, 200).round_();
+  at::Tensor x = box.lower + (box.upper - box.lower) * t;
+  std::vector<int64_t> shape{x.size(0)};
+  for (int64_t d : g.input_shape()) shape.push_back(d);
+  at::Tensor cy = at::matmul(g.forward(x.reshape(shape), at::kDouble).reshape({x.size(0), -1}), c.t());
+  std::vector<BoundsResult> r = staged(g, box.lower, box.upper, c, 1);
+  EXPECT_TRUE((r[2].lower >= r[1].lower - 1e-9).all().item<bool>()) << r[2].lower << " vs " << r[1].lower;
+  EXPECT_TRUE((cy >= r[2].lower.unsqueeze(0) - 1e-9).all().item<bool>()) << "a sample below its lower bound";
 }
 
 }  // namespace

@@ -251,4 +251,38 @@ TEST(LirpaVerify, NetworkWithoutReluIsUnknownWithAReason) {
   EXPECT_NE(r.reason.find("no ReLU to split"), std::string::npos) << r.reason;
 }
 
+// The incomplete stage reports each stage's end with its steps and its worst open disjunct's
+// bound; the full alpha-CROWN stage starts from the final-rows stage's best parameters, so
+// its bound is never below that stage's. The network multiplies two variables (plane mixes
+// to optimise) and has no ReLU, so branch and bound ends at once.
+TEST(LirpaVerify, IncompleteStagesReportTheirEndsAndNeverLoosen) {
+  at::manual_seed(3);
+  OnnxBuilder b("x", {1, 3});
+  auto h1 = b.node("Gemm", {b.input(), b.constant("w1", at::randn({3, 6}, at::kDouble))});
+  auto h2 = b.node("Gemm", {b.input(), b.constant("w2", at::randn({3, 6}, at::kDouble))});
+  auto z = b.node("Gemm", {b.node("Mul", {h1, h2}), b.constant("w3", at::randn({6, 4}, at::kDouble))});
+  b.set_output(b.node("Gemm", {b.node("Mul", {z, z}), b.constant("w4", at::randn({4, 2}, at::kDouble))}));
+  Graph g = load_onnx_bytes(b.bytes());
+  at::Tensor x = at::rand({4000, 3}, at::kDouble) * 2 - 1;
+  const double m = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  VerifyOptions o = quick(30, SplitKind::Auto);
+  o.attack.enabled = false;
+  o.alpha.iterations = 3;
+  std::vector<Progress> ends;
+  ProgressFn progress = [&ends](const Progress& p) {
+    if (p.phase.size() > 5 && p.phase.substr(p.phase.size() - 5) == " done") ends.push_back(p);
+  };
+  verify(g, box_property("(assert (<= Y_0 " + num(m - 1e-6) + "))", 3, 2), o, progress);
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(ends[0].phase, "crown done");
+  EXPECT_EQ(ends[1].phase, "alpha-crown-final done");
+  EXPECT_EQ(ends[2].phase, "alpha-crown done");
+  EXPECT_EQ(ends[0].iterations, 0);
+  EXPECT_GT(ends[1].iterations, 0);
+  EXPECT_LE(ends[1].iterations, 3);
+  EXPECT_LE(ends[0].lower, 0);  // open: the property holds only by 1e-6
+  EXPECT_GE(ends[1].lower, ends[0].lower - 1e-9);
+  EXPECT_GE(ends[2].lower, ends[1].lower - 1e-9);
+}
+
 }  // namespace tessera::lirpa

@@ -57,6 +57,13 @@ struct AlphaOptions {
   /// serve the others), and the steps stop once every row is above. Verification passes
   /// rhs + margin: a row above it is proven. Not read by tensor parallelism.
   at::Tensor target;
+  /// The final rows' parameters to start from (activation node id -> `[rows, *shape]`: an
+  /// earlier run's BoundsResult::final_alpha on the same rows and box), each used where its
+  /// shape agrees, CROWN's slopes elsewhere and in every intermediate pass. From a final-rows
+  /// run's, a full run's first step gives that run's best bound (the intermediate bounds
+  /// then start as CROWN's). Read by the lower side's run (`separate_sides`) or the run on
+  /// the rows [C; -C]; not by tensor parallelism. Empty: CROWN's slopes everywhere.
+  std::map<int, at::Tensor> final_start;
 };
 
 struct BoundOptions {
@@ -92,6 +99,10 @@ struct BoundsResult {
   /// id -> `[1, *shape]` in float64), CROWN's intersected with those of every alpha-CROWN
   /// step (branch and bound starts from them).
   std::map<int, Interval> intermediate;
+  /// alpha-CROWN: the final rows' parameters at each row's best step (activation node id ->
+  /// `[rows, *shape]`), of the lower side's run (`separate_sides`) or of the rows [C; -C];
+  /// AlphaOptions::final_start starts a later run from them. Empty otherwise.
+  std::map<int, at::Tensor> final_alpha;
 };
 
 /// Bounds of `c y` (c: [K, output_size]; undefined = identity) for every input x with

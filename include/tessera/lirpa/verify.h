@@ -52,6 +52,11 @@ struct Progress {
   int64_t visited = 0;      ///< sub-domains bounded so far
   double lower = 0;         ///< global lower bound of the current disjunct (> 0: proven)
   double elapsed = 0;       ///< seconds since the start
+  /// At the end of an incomplete stage (phase "crown done", "alpha-crown-final done",
+  /// "alpha-crown done"): its alpha-CROWN steps (the most over the input boxes; 0 for CROWN),
+  /// with `lower` its bound of the worst disjunct it started open (min over them of the
+  /// max over the disjunct's rows of lower(c y) - rhs).
+  int iterations = 0;
 };
 
 using ProgressFn = std::function<void(const Progress&)>;

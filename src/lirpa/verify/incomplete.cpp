@@ -3,13 +3,17 @@
 // step), then, when alpha.intermediate is set, with the intermediate bounds optimised too,
 // within a share of the time left (its passes from every intermediate node can cost many
 // CROWN runs per step: 72 s of 100 on the VNN-COMP ViT; what it leaves is branch and
-// bound's). Rows already proven leave the loss (AlphaOptions::target).
+// bound's). Rows already proven leave the loss (AlphaOptions::target). The full stage starts
+// from the final-rows stage's best final parameters (AlphaOptions::final_start), so its
+// first step gives that stage's bound and the final rows' work is not done again. Each
+// stage reports its end (Progress::iterations, and its bound of the worst open disjunct).
 
 #include "lirpa/verify/incomplete.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "tessera/lirpa/bounds.h"
 
@@ -44,10 +48,20 @@ bool all_closed(const std::vector<std::vector<bool>>& open) {
   return true;
 }
 
-void bound_stage(const Graph& graph, const Property& property, const VerifyOptions& options, Method method,
-                 const AlphaOptions& alpha, std::vector<std::vector<bool>>& open, const RunClock& clock,
-                 const std::shared_ptr<dist::Communicator>& shard_rows,
-                 std::vector<std::map<int, Interval>>& intermediate) {
+// What one stage carries to the next, per property case: the tightest intermediate bounds
+// and the final rows' parameters at their best (alpha-CROWN stages).
+struct StageCarry {
+  std::vector<std::map<int, Interval>>& intermediate;
+  std::vector<std::map<int, at::Tensor>> final_alpha;
+};
+
+// Bounds every case with open disjuncts; returns the stage's end report: its steps and the
+// worst bound among the disjuncts it started open (+inf when none).
+Progress bound_stage(const Graph& graph, const Property& property, const VerifyOptions& options, Method method,
+                     const AlphaOptions& alpha, std::vector<std::vector<bool>>& open, const RunClock& clock,
+                     const std::shared_ptr<dist::Communicator>& shard_rows, StageCarry& carry) {
+  Progress report;
+  report.lower = INFINITY;
   BoundOptions bo;
   bo.shard_rows = shard_rows;  // rows of each backward pass split across ranks (when implemented)
   bo.method = method;
@@ -63,15 +77,34 @@ void bound_stage(const Graph& graph, const Property& property, const VerifyOptio
     if (!any_open || clock.expired()) continue;
     at::Tensor spec = pc.spec_matrix();
     if (spec.size(0) == 0) continue;
-    bo.known_intermediate = intermediate[c].empty() ? nullptr : &intermediate[c];  // the earlier stage's
+    std::map<int, Interval>& known = carry.intermediate[c];
+    bo.known_intermediate = known.empty() ? nullptr : &known;  // the earlier stage's
     bo.alpha.target = pc.spec_rhs().to(at::kDouble) + options.margin;  // lower(C y) above it: the row is proven
+    bo.alpha.final_start = carry.final_alpha[c];                       // the earlier alpha stage's best
     BoundsResult r = compute_bounds(graph, pc.lower, pc.upper, bo, spec);
-    intermediate[c] = std::move(r.intermediate);
+    known = std::move(r.intermediate);
+    if (method == Method::AlphaCrown) carry.final_alpha[c] = std::move(r.final_alpha);
+    report.iterations = std::max(report.iterations, r.iterations);
     at::Tensor g = r.lower.to(at::kDouble) - pc.spec_rhs().to(at::kDouble);  // lower(C y) - rhs
     std::vector<bool> proven = proven_disjuncts(pc, g, options.margin);
-    for (size_t d = 0; d < proven.size(); ++d)
+    int64_t row = 0;
+    for (size_t d = 0; d < proven.size(); ++d) {
+      const int64_t k = pc.disjuncts[d].c.size(0);
+      if (open[c][d] && k > 0)  // the disjunct's bound: max_k (lower(c_k y) - rhs_k)
+        report.lower = std::min(report.lower, g.slice(0, row, row + k).max().item<double>());
+      row += k;
       if (proven[d]) open[c][d] = false;
+    }
   }
+  return report;
+}
+
+// The stage's end, reported as "<name> done".
+void report_end(const ProgressFn& progress, const std::string& name, Progress end, const RunClock& clock) {
+  if (!progress) return;
+  end.phase = name + " done";
+  end.elapsed = clock.elapsed();
+  progress(end);
 }
 
 }  // namespace
@@ -83,15 +116,18 @@ std::string incomplete_verification(const Graph& graph, const Property& property
   open.clear();
   intermediate.assign(property.cases.size(), {});
   for (const PropertyCase& pc : property.cases) open.emplace_back(pc.disjuncts.size(), true);
+  StageCarry carry{intermediate, std::vector<std::map<int, at::Tensor>>(property.cases.size())};
   if (progress) progress(Progress{"crown", 0, 0, 0, clock.elapsed()});
-  bound_stage(graph, property, options, Method::Crown, options.alpha, open, clock, shard_rows, intermediate);
+  report_end(progress, "crown",
+             bound_stage(graph, property, options, Method::Crown, options.alpha, open, clock, shard_rows, carry), clock);
   if (all_closed(open)) return "crown";
   if (!options.alpha_enabled) return "";
   if (progress) progress(Progress{"alpha-crown-final", 0, 0, 0, clock.elapsed()});
   AlphaOptions alpha = options.alpha;
   alpha.intermediate = false;
   alpha.stop = clock.stop_test();
-  bound_stage(graph, property, options, Method::AlphaCrown, alpha, open, clock, shard_rows, intermediate);
+  report_end(progress, "alpha-crown-final",
+             bound_stage(graph, property, options, Method::AlphaCrown, alpha, open, clock, shard_rows, carry), clock);
   if (all_closed(open)) return "alpha-crown";
   if (!options.alpha.intermediate || clock.expired()) return "";
   if (progress) progress(Progress{"alpha-crown", 0, 0, 0, clock.elapsed()});
@@ -100,7 +136,8 @@ std::string incomplete_verification(const Graph& graph, const Property& property
   const double budget = kFullAlphaShare * std::max(0.0, options.timeout - start);
   alpha.intermediate = true;
   alpha.stop = [&clock, start, budget] { return clock.expired() || clock.agreed(clock.elapsed()) - start > budget; };
-  bound_stage(graph, property, options, Method::AlphaCrown, alpha, open, clock, shard_rows, intermediate);
+  report_end(progress, "alpha-crown",
+             bound_stage(graph, property, options, Method::AlphaCrown, alpha, open, clock, shard_rows, carry), clock);
   return all_closed(open) ? "alpha-crown" : "";
 }
 
