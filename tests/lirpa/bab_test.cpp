@@ -405,53 +405,6 @@ TEST(LirpaBab, AlphaConjunctionBoundIsSoundAndTighter) {
   }
 }
 
-// ReLU splitting from several root boxes in one pool (input splitting's hand-off): on boxes
-// where the property holds with a sampled margin of 0.02 but CROWN cannot prove all of them,
-// an unbounded search proves every root (the search is complete on this small net, so a
-// wrong "proven" or a lost root would show), with the same verdicts as one search per box;
-// with a budget of only the roots' own bounds, exactly the roots CROWN/alpha-CROWN proves
-// are reported proven.
-TEST(LirpaBab, ReluSplittingFromSeveralBoxesSettlesEachRoot) {
-  ReluNet net = random_net({2, 24, 24, 2}, 53);  // two inputs: sampling finds each box's minimum
-  at::Tensor c = at::tensor({1.0, -1.0}, at::kDouble).reshape({1, 2});
-  const int64_t roots = 6;
-  at::Tensor xl = at::randn({roots, 2}, at::kDouble), xu = xl + 1.5;
-  double lowest = std::numeric_limits<double>::infinity();
-  for (int64_t b = 0; b < roots; ++b) {
-    at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({20000, 2}, at::kDouble);
-    lowest = std::min(lowest, at::matmul(net.forward(x), c.t()).min().item<double>());
-  }
-  at::Tensor rhs = at::full({1}, lowest - 0.02, at::kDouble);  // c y - rhs >= 0.02 where sampled
-  VerifyOptions o;
-  RunClock clock(300.0);
-  auto confirm = [&](const at::Tensor& x) {
-    return (at::matmul(net.forward(x.reshape({1, -1})), c.t()) - rhs).max().item<double>() <= 0;
-  };
-  BabContext ctx{net, o, clock, confirm, nullptr, "test", nullptr, nullptr};
-  BabProblem p{std::get<0>(xl.min(0)), std::get<0>(xu.max(0)), c, rhs};
-  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
-  ASSERT_LT(bb.lb.min().item<double>(), 0.0);  // CROWN alone leaves some root unproven
-  BabOutcome all = relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.layers, 0});
-  ASSERT_EQ(all.status, BabStatus::Proven);
-  EXPECT_TRUE(all.proven_roots.all().item<bool>());
-  EXPECT_GT(all.visited, roots);  // it had to split
-  for (int64_t b = 0; b < roots; ++b) {
-    BabOutcome one = relu_split_bab(ctx, BabProblem{xl[b], xu[b], c, rhs});
-    EXPECT_EQ(one.status, BabStatus::Proven) << "box " << b;
-  }
-  BabOutcome roots_only = relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.layers, roots});
-  ASSERT_EQ(roots_only.status, BabStatus::Exhausted);
-  BoxHandOff h = relu_split_boxes(ctx, p, xl, xu, bb.layers, roots);  // the same through the hand-off
-  EXPECT_TRUE(at::equal(h.proven, roots_only.proven_roots));
-  EXPECT_FALSE(roots_only.proven_roots.all().item<bool>());
-  // the roots proven without splitting: those whose alpha-CROWN root bound is above the margin
-  LayerBounds layers = intermediate_bounds(net, DomainBatch{xl, xu, {}}, &bb.layers);
-  Relaxation relax;
-  OptimiseOptions oo{o.alpha.iterations, o.beta.lr_alpha, o.beta.lr_beta, o.beta.lr_decay, true, {}, {}, {}};
-  at::Tensor root_lb = optimise_final_bound(net, DomainBatch{xl, xu, {}}, layers, c, rhs, relax, oo).lb.squeeze(1);
-  EXPECT_TRUE(at::equal(roots_only.proven_roots, root_lb > o.margin));
-}
-
 // Children bounded with their parent's layer bounds (branch and bound's inheritance): every
 // hidden pre-activation sampled in a child lies inside the child's bounds, those bounds lie
 // inside the parent's, the final bounds are sound, and on this deep net inheritance tightens
@@ -514,55 +467,6 @@ TEST(LirpaBab, ConjunctionBoundIsSoundAndCombinesRows) {
   // an infinite row (infeasible domain) keeps the plain maximum
   lb[0][1] = std::numeric_limits<double>::infinity();
   EXPECT_TRUE(std::isinf(conjunction_lower_bound(lb, a, at::full({1, 1}, -1.0, at::kDouble), at::ones({1, 1}, at::kDouble)).item<double>()));
-}
-
-// FSB measures its candidates: with every unstable ReLU as a candidate it picks the one
-// whose worse child has the best bound (checked one by one against single-domain passes),
-// never a worse one than BaBSR's pick, and with one candidate it is BaBSR.
-TEST(LirpaBab, FsbPicksTheCandidateWithTheBestWorseChild) {
-  ReluNet net = random_net({3, 10, 10, 1}, 31);
-  at::Tensor c = at::ones({1, 1}, at::kDouble), rhs = at::zeros({1}, at::kDouble);
-  at::Tensor xl = at::full({1, 3}, -1.0, at::kDouble), xu = at::full({1, 3}, 1.0, at::kDouble);
-  std::vector<at::Tensor> none{at::zeros({1, 10}, at::kChar), at::zeros({1, 10}, at::kChar)};
-  DomainBatch d{xl, xu, none};
-  LayerBounds lb = intermediate_bounds(net, d);
-  Relaxation relax;
-  FinalBound fb = optimise_final_bound(net, d, lb, c, rhs, relax, OptimiseOptions{10, 0.1, 0.05, 0.98, false});
-  at::Tensor rows = at::zeros({1}, at::kLong);
-  // the bound of the worse child of splitting (layer j, neuron i), by a single-domain pass
-  auto worse_child = [&](int64_t j, int64_t i) {
-    double worst = std::numeric_limits<double>::infinity();
-    for (int sign : {1, -1}) {
-      std::vector<at::Tensor> s{none[0].clone(), none[1].clone()};
-      s[j][0][i] = sign;
-      LayerBounds kb = lb;
-      kb.lower[j] = lb.lower[j].clone(), kb.upper[j] = lb.upper[j].clone();
-      if (sign > 0) kb.lower[j][0][i] = 0.0; else kb.upper[j][0][i] = 0.0;
-      worst = std::min(worst, final_bound(net, DomainBatch{xl, xu, s}, kb, c, rhs, relax).lb.item<double>());
-    }
-    return worst;
-  };
-  double best = -std::numeric_limits<double>::infinity();
-  int candidates = 0;
-  for (int64_t j = 0; j < 2; ++j)
-    for (int64_t i = 0; i < 10; ++i)
-      if (lb.lower[j][0][i].item<double>() < 0 && lb.upper[j][0][i].item<double>() > 0)
-        best = std::max(best, worse_child(j, i)), ++candidates;
-  ASSERT_GE(candidates, 3);
-  auto [layer, neuron] = fsb_choice(net, d, lb, fb, relax, rows, c, rhs, 20);
-  ASSERT_GE(layer.item<int64_t>(), 0);
-  double picked = worse_child(layer.item<int64_t>(), neuron.item<int64_t>());
-  EXPECT_NEAR(picked, best, 1e-12);
-  auto [bl, bn] = babsr_choice(lb, fb.lambda, none, rows);
-  EXPECT_GE(picked, worse_child(bl.item<int64_t>(), bn.item<int64_t>()) - 1e-12);
-  auto [l1, n1] = fsb_choice(net, d, lb, fb, relax, rows, c, rhs, 1);
-  EXPECT_EQ(l1.item<int64_t>(), bl.item<int64_t>());
-  EXPECT_EQ(n1.item<int64_t>(), bn.item<int64_t>());
-  // nothing unstable left: (-1, -1)
-  std::vector<at::Tensor> all{at::ones({1, 10}, at::kChar), at::ones({1, 10}, at::kChar)};
-  auto [l0, n0] = fsb_choice(net, DomainBatch{xl, xu, all}, lb, fb, relax, rows, c, rhs, 4);
-  EXPECT_EQ(l0.item<int64_t>(), -1);
-  EXPECT_EQ(n0.item<int64_t>(), -1);
 }
 
 // PGD with one box per row (the loop shared by pgd_attack and the local attack of input

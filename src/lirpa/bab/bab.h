@@ -56,9 +56,9 @@ struct BabContext {
   /// Called between batches (may be empty): a counterexample search of the caller's own that
   /// decides itself whether to run now; true when it found a confirmed counterexample.
   std::function<bool()> side_attack;
-  /// The network as a graph, or null: input splitting hands its boxes to ReLU splitting on it
-  /// (graph_relu_split_bab), else on the chain form (relu_split_bab).
-  const Graph* graph = nullptr;
+  /// The network as a graph: input splitting hands its boxes to ReLU splitting on it
+  /// (graph_relu_split_bab).
+  const Graph& graph;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).
@@ -79,12 +79,9 @@ struct ReluSplitStart {
   int64_t max_visited = 0;              ///< stop (Exhausted) once this many domains are bounded; 0: no limit
 };
 
-/// ReLU splitting with beta-CROWN and BaBSR branching.
-BabOutcome relu_split_bab(BabContext& ctx, const BabProblem& problem, const ReluSplitStart& start = {});
-
-/// Input splitting's hand-off: ReLU splitting (graph_relu_split_bab with the context's graph,
-/// else relu_split_bab; without PGD or progress reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer bounds (row b of
-/// `layers`), all in one pool, up to `max_visited` domains in all. On a small box only a few
+/// Input splitting's hand-off: ReLU splitting on the context's graph (graph_relu_split_bab,
+/// without PGD or progress reports) inside the boxes [xl_b, xu_b] ([B, n]) from their layer
+/// bounds (row b of `layers`), all in one pool, up to `max_visited` domains in all. On a small box only a few
 /// ReLUs are unstable, and splitting them removes the relaxation that bisecting the box only
 /// shrinks.
 struct BoxHandOff {

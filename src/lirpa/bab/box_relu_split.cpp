@@ -1,7 +1,6 @@
 // Input splitting's hand-off to ReLU splitting: the boxes are searched together by
-// graph_relu_split_bab (relu_split_bab without the graph) from their layer bounds, within a
-// budget of domains, quietly (no PGD, no progress lines: the input-splitting search
-// reports). See bab.h.
+// graph_relu_split_bab from their layer bounds, within a budget of domains, quietly (no PGD,
+// no progress lines: the input-splitting search reports). See bab.h.
 
 #include <ATen/ATen.h>
 
@@ -17,14 +16,8 @@ BoxHandOff relu_split_boxes(BabContext& ctx, const BabProblem& p, const at::Tens
   // every rank holds the same boxes and runs the same search (input splitting is not split
   // across ranks), so no communicator: the batches are not cut into blocks
   const ReluSplitStart start{xl, xu, &layers, max_visited};
-  BabOutcome r;
-  if (ctx.graph) {
-    GraphBabContext sub{*ctx.graph, o, ctx.clock, ctx.confirm, nullptr, ctx.phase};
-    r = graph_relu_split_bab(sub, p, start);
-  } else {
-    BabContext sub{ctx.net, o, ctx.clock, ctx.confirm, nullptr, ctx.phase, nullptr, nullptr};
-    r = relu_split_bab(sub, p, start);
-  }
+  GraphBabContext sub{ctx.graph, o, ctx.clock, ctx.confirm, nullptr, ctx.phase};
+  const BabOutcome r = graph_relu_split_bab(sub, p, start);
   BoxHandOff out{at::zeros({xl.size(0)}, at::kBool), r.status == BabStatus::Falsified, r.visited};
   if (!out.falsified && r.proven_roots.defined()) out.proven = r.proven_roots;
   return out;

@@ -41,10 +41,4 @@ bool on_any_rank(dist::Communicator& comm, bool local) {
   return t.item<int64_t>() == 1;
 }
 
-std::vector<bool> layers_with_splits(const std::vector<at::Tensor>& split) {
-  std::vector<bool> out;
-  for (const at::Tensor& s : split) out.push_back((s != 0).any().item<bool>());
-  return out;
-}
-
 }  // namespace tessera::lirpa::detail

@@ -71,9 +71,12 @@ struct GraphDomains {
 struct GraphBounded {
   at::Tensor lb;                   ///< [B, K] lower bounds of c y - rhs (+inf: infeasible domain)
   LayerBounds bounds;              ///< per ReLU node [B, n_j] pre-activation bounds, splits applied
-  std::vector<at::Tensor> lambda;  ///< per ReLU node [B, K, n_j]: coefficients on its output (CROWN rows)
-  at::Tensor a_input;              ///< [B, K, n_in]: the CROWN rows' coefficients on the input
-  /// With beta: each row's slopes and multipliers at its best bound (the start's where the
+  std::vector<at::Tensor> lambda;  ///< per ReLU node [B, K, n_j]: the rows' coefficients on its output
+  at::Tensor a_input;              ///< [B, K, n_in]: the rows' coefficients on the input
+  /// [B, K]: the bound of the pass that `lambda` and `a_input` were recorded in (CROWN's, or
+  /// beta's at the end of its optimisation); at most `lb`.
+  at::Tensor lb_recorded;
+  /// With beta: each row's slopes and multipliers at its last step (the start's where the
   /// optimisation did not run), for the children to start from.
   RowParams params;
   int64_t bounded = 0;             ///< domains bounded (fewer than B when `stop` said so)
@@ -86,8 +89,9 @@ struct GraphBounded {
 /// unverified gets split multipliers: for any beta >= 0, c y >= c y - sum beta s z on the
 /// domain (s z >= 0 there), and the CROWN bound of the right side, rows -beta s added at each
 /// split ReLU's input, is maximised over beta and the final rows' ReLU slopes (alpha, from
-/// `d.start` or CROWN's) by projected Adam (the best bound per row kept, and its parameters
-/// in `params`); a domain without splits optimises the slopes alone.
+/// `d.start` or CROWN's) by projected Adam (the best bound per row kept; the parameters of
+/// the last step in `params`, and that step's coefficients in `lambda` and `a_input`); a
+/// domain without splits optimises the slopes alone.
 /// It makes a domain whose every unstable ReLU is split exact (LP duality) where CROWN alone
 /// is not. The domains are bounded together: the graph engine's state then carries D domains
 /// (every bound `[D, *shape]`, every backward pass D blocks of rows), one state for the domains

@@ -39,7 +39,7 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
-                         const RowParams& start, RowParams* best_params) {
+                         const RowParams& start, RowParams* end_params) {
   at::AutoGradMode grad(true);
   const int64_t domains = lb.size(0), k = lb.size(1), total = rows->rows();
   at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
@@ -78,12 +78,12 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     for (size_t j = 0; j < relus.size(); ++j)
       if (relus[j].node == key.second) sloped.push_back(j);
   if (with.empty() && alpha.empty()) return lb;
-  // each row's parameters at its best bound so far (the start's until one improves)
-  std::vector<at::Tensor> best_beta;
-  std::map<std::pair<int, int>, at::Tensor> best_alpha;
-  if (best_params) {
-    for (const at::Tensor& b : beta) best_beta.push_back(b.clone());
-    for (const auto& [key, t] : alpha) best_alpha[key] = t.clone();
+  // each row's parameters at its last step: where its domain left (verified) or the end
+  std::vector<at::Tensor> end_beta;
+  std::map<std::pair<int, int>, at::Tensor> end_alpha;
+  if (end_params) {
+    for (const at::Tensor& b : beta) end_beta.push_back(b.clone());
+    for (const auto& [key, t] : alpha) end_alpha[key] = t.clone();
   }
   AlphaOptions adam;  // Adam's moment decays
   double lr = o.lr_beta, lr_alpha = o.lr_alpha;
@@ -118,12 +118,10 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     at::Tensor before = best.index_select(0, alive);
     at::Tensor now = at::max(before, cur.detach());
     best.index_copy_(0, alive, now);
-    if (best_params) {  // rows that improved keep the parameters that gave this bound
-      at::Tensor better = (cur.detach() > before).reshape({-1});
-      at::Tensor local = at::nonzero(better).reshape({-1});
-      at::Tensor global = (alive.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1}).index_select(0, local);
-      for (size_t i = 0; i < with.size(); ++i) best_beta[i].index_copy_(0, global, beta[i].index_select(0, local));
-      for (auto& [key, t] : alpha) best_alpha[key].index_copy_(0, global, t.index_select(0, local));
+    if (end_params) {  // the live rows' parameters of this step (the one `cur` was taken at)
+      at::Tensor global = (alive.unsqueeze(1) * k + at::arange(k, at::kLong).unsqueeze(0)).reshape({-1});
+      for (size_t i = 0; i < with.size(); ++i) end_beta[i].index_copy_(0, global, beta[i]);
+      for (auto& [key, t] : alpha) end_alpha[key].index_copy_(0, global, t);
     }
     at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
     // some row positive in every domain (of every rank): all verified
@@ -158,14 +156,14 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       alive = alive.index_select(0, open);
     }
   }
-  if (best_params) {
-    best_params->alpha.assign(relus.size(), at::Tensor());
-    best_params->beta.assign(relus.size(), at::Tensor());
+  if (end_params) {
+    end_params->alpha.assign(relus.size(), at::Tensor());
+    end_params->beta.assign(relus.size(), at::Tensor());
     size_t a = 0;
-    for (auto& [key, t] : best_alpha) best_params->alpha[sloped[a++]] = t.reshape({domains, k, -1});
+    for (auto& [key, t] : end_alpha) end_params->alpha[sloped[a++]] = t.reshape({domains, k, -1});
     for (size_t j = 0; j < relus.size(); ++j)
-      best_params->beta[j] = at::zeros({domains, k, relus[j].size}, at::kDouble);
-    for (size_t i = 0; i < with.size(); ++i) best_params->beta[with[i]] = best_beta[i].reshape({domains, k, -1});
+      end_params->beta[j] = at::zeros({domains, k, relus[j].size}, at::kDouble);
+    for (size_t i = 0; i < with.size(); ++i) end_params->beta[with[i]] = end_beta[i].reshape({domains, k, -1});
   }
   return best;
 }

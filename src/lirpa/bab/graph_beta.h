@@ -24,19 +24,22 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep);
 /// domain-major), at least `lb`. With `shard` (each rank its own domains), the ReLU nodes
 /// with splits and the end of the optimisation are agreed between the ranks, so each takes
 /// the same steps (collectives) as the others. The slopes and multipliers start from `start`
-/// (per ReLU node [D, K, n_j]; empty: CROWN's slopes, zero multipliers); with `best_params`,
-/// each row's parameters at its best bound are returned there (the start's where no step
-/// improved it). Without splits, the slopes alone are optimised.
+/// (per ReLU node [D, K, n_j]; empty: CROWN's slopes, zero multipliers); with `end_params`,
+/// each row's parameters at its last step are returned there (where its domain was verified,
+/// or where the optimisation stopped): the children continue from them as Adam would have.
+/// Not each row's best step: that mixes steps and left ACAS Xu 1_1 prop_5's hand-offs 11,228
+/// domains against 10,017 (bench/history/2026-12-02-graph-hand-off-inherit.md). Without
+/// splits, the slopes alone are optimised.
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
-                         const RowParams& start = {}, RowParams* best_params = nullptr);
+                         const RowParams& start = {}, RowParams* end_params = nullptr);
 
 /// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
-/// `params` (optimise_beta's best: per ReLU node [D, K, n_j], undefined slopes for nodes
-/// without any; nodes past the end of `params` without either), recording the rows' coefficients at the nodes of `record` (the linear bound
-/// whose value optimise_beta kept, for branching and vertex candidates). Returns the rows'
-/// lower bounds of c y ([D K], before rhs).
+/// `params` (optimise_beta's end: per ReLU node [D, K, n_j], undefined slopes for nodes
+/// without any; nodes past the end of `params` without either), recording the rows'
+/// coefficients at the nodes of `record` (for branching and vertex candidates). Returns the
+/// rows' lower bounds of c y ([D K], before rhs): the bound of those coefficients.
 at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                const std::vector<at::Tensor>& split, const APtr& rows, const RowParams& params,
                std::map<int, APtr>& record);

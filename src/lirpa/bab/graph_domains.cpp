@@ -67,6 +67,7 @@ at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t domains, i
 // this rank's block of a group of `batch_domains` domains (graph_bab.h).
 struct BatchBounds {
   at::Tensor lb;                          // [D, K]
+  at::Tensor lb_recorded;                 // [D, K] the bound of lambda's and a_input's pass
   std::vector<at::Tensor> lower, upper;   // per ReLU node [D, n_j]
   std::vector<at::Tensor> lambda;         // per ReLU node [D, K, n_j]
   at::Tensor a_input;                     // [D, K, n_in]
@@ -123,6 +124,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   state.record = nullptr;
   for (const GraphRelu& r : relus) out.lambda.push_back(recorded(rec, r.node, domains, k, r.size));
   out.a_input = recorded(rec, 0, domains, k, n_in);
+  out.lb_recorded = out.lb.clone();
   if (alpha) {
     int steps = 0;
     at::AutoGradMode grad(true);
@@ -149,31 +151,34 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     for (const at::Tensor& sp : d.split) split.push_back(sp.index_select(0, sel).index_select(0, open));
     APtr open_rows = DenseA::make(c.to(at::kDouble).repeat({open.numel(), 1}).reshape(
         lead_shape(graph, graph.output_id(), open.numel() * k)));
-    RowParams start = d.start.empty() ? RowParams{} : d.start.select(sel).select(open), best;
+    RowParams start = d.start.empty() ? RowParams{} : d.start.select(sel).select(open), end;
     at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
-                                  stop, shard.get(), start, &best);
-    // branching and vertex candidates from the optimised bound's coefficients, not CROWN's
-    // (a stand-in records too: with sharded weights each pass gathers them, in step)
-    std::map<int, APtr> rec_best{{0, nullptr}};
-    for (const GraphRelu& r : relus) rec_best[r.node] = nullptr;
-    record_at(graph, sub, env, relus, split, open_rows, best, rec_best);
+                                  stop, shard.get(), start, &end);
+    // branching and vertex candidates from the coefficients at the optimisation's end, not
+    // CROWN's (a stand-in records too: with sharded weights each pass gathers them, in step)
+    std::map<int, APtr> rec_end{{0, nullptr}};
+    for (const GraphRelu& r : relus) rec_end[r.node] = nullptr;
+    at::Tensor at_end = record_at(graph, sub, env, relus, split, open_rows, end, rec_end);
     if (!stand_in) {
-      out.lb.index_copy_(0, open, lb);
-      for (size_t j = 0; j < best.alpha.size(); ++j) {
-        if (best.alpha[j].defined()) out.params.alpha[j].index_copy_(0, open, best.alpha[j]);
-        out.params.beta[j].index_copy_(0, open, best.beta[j]);
-      }
       const int64_t m = open.numel();
+      out.lb.index_copy_(0, open, lb);
+      out.lb_recorded.index_copy_(0, open, at_end.reshape({m, k}) - rhs);
+      for (size_t j = 0; j < end.alpha.size(); ++j) {
+        if (end.alpha[j].defined()) out.params.alpha[j].index_copy_(0, open, end.alpha[j]);
+        out.params.beta[j].index_copy_(0, open, end.beta[j]);
+      }
       for (size_t j = 0; j < relus.size(); ++j)
-        out.lambda[j].index_copy_(0, open, recorded(rec_best, relus[j].node, m, k, relus[j].size));
-      out.a_input.index_copy_(0, open, recorded(rec_best, 0, m, k, n_in));
+        out.lambda[j].index_copy_(0, open, recorded(rec_end, relus[j].node, m, k, relus[j].size));
+      out.a_input.index_copy_(0, open, recorded(rec_end, 0, m, k, n_in));
     }
   }
   // a NaN bound (an overflowed relaxation) proves nothing: -inf
   out.lb = at::where(at::isnan(out.lb), at::full_like(out.lb, -kInf), out.lb);
+  out.lb_recorded = at::where(at::isnan(out.lb_recorded), at::full_like(out.lb, -kInf), out.lb_recorded);
   // the constraints of an infeasible domain contradict each other: nothing to prove there
   at::Tensor bad = out.infeasible.view({domains, 1});
   out.lb = at::where(bad, at::full_like(out.lb, kInf), out.lb);
+  out.lb_recorded = at::where(bad, at::full_like(out.lb, kInf), out.lb_recorded);
   for (at::Tensor& l : out.lambda) l.masked_fill_(bad.view({domains, 1, 1}), 0.0);
   out.a_input.masked_fill_(bad.view({domains, 1, 1}), 0.0);
   return out;
@@ -190,6 +195,7 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
   const int64_t batch = d.size(), k = c.size(0), n_in = graph.input_size();
   GraphBounded out;
   out.lb = at::full({batch, k}, -kInf, at::kDouble);
+  out.lb_recorded = at::full({batch, k}, -kInf, at::kDouble);
   out.a_input = at::zeros({batch, k, n_in}, at::kDouble);
   out.bounds.infeasible = at::zeros({batch}, at::kBool);
   for (const GraphRelu& r : relus) {
@@ -215,7 +221,7 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
     out.bounded_here += block.stand_in ? 0 : block.size();
     if (block.split()) {
       auto all = [&](const at::Tensor& t) { return gather_block(*shard, block, t); };
-      one.lb = all(one.lb), one.a_input = all(one.a_input);
+      one.lb = all(one.lb), one.lb_recorded = all(one.lb_recorded), one.a_input = all(one.a_input);
       one.infeasible = all(one.infeasible.to(at::kLong)) != 0;
       for (size_t j = 0; j < relus.size(); ++j)
         one.lower[j] = all(one.lower[j]), one.upper[j] = all(one.upper[j]), one.lambda[j] = all(one.lambda[j]);
@@ -223,6 +229,7 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
         one.params.alpha[j] = all(one.params.alpha[j]), one.params.beta[j] = all(one.params.beta[j]);
     }
     out.lb.index_copy_(0, sel, one.lb);
+    out.lb_recorded.index_copy_(0, sel, one.lb_recorded);
     out.a_input.index_copy_(0, sel, one.a_input);
     out.bounds.infeasible.index_copy_(0, sel, one.infeasible);
     for (size_t j = 0; j < relus.size(); ++j) {

@@ -24,16 +24,7 @@ at::Tensor babsr_scores(const LayerBounds& bounds, const std::vector<at::Tensor>
 /// (hidden layer index, neuron) of indices into the concatenated layers.
 std::pair<at::Tensor, at::Tensor> flat_to_layer(const LayerBounds& bounds, const at::Tensor& flat);
 
-/// FSB (filtered smart branching): the `topk` best BaBSR candidates of each domain are
-/// each split tentatively; both children are bounded by one cheap CROWN pass (the parent's
-/// layer bounds with the split neuron clamped, the parent's slopes and multipliers); the
-/// candidate whose worse child has the highest bound wins. (-1, -1) when nothing is left.
-std::pair<at::Tensor, at::Tensor> fsb_choice(const ReluNet& net, const DomainBatch& d, const LayerBounds& bounds,
-                                            const FinalBound& fb, const Relaxation& relax, const at::Tensor& rows,
-                                            const at::Tensor& c, const at::Tensor& rhs, int topk);
-
-/// The fields of a ReLU-splitting domain pool (chain and graph searches): per ReLU layer or
-/// node j its split signs, pre-activation lower and upper bounds, the final rows' slopes and
+/// The fields of a ReLU-splitting domain pool (graph_relu_split.cpp): per ReLU node j its split signs, pre-activation lower and upper bounds, the final rows' slopes and
 /// split multipliers; then the chosen (layer, neuron), and the root box a domain lies in.
 struct ReluPoolLayout {
   size_t relus;
@@ -51,8 +42,5 @@ struct ReluPoolLayout {
 /// the next B inactive (-1). Every other per-domain tensor is duplicated by the caller.
 std::vector<at::Tensor> split_children(const std::vector<at::Tensor>& split, const at::Tensor& layer,
                                        const at::Tensor& neuron);
-
-/// Per hidden layer: whether any domain has a split constraint there.
-std::vector<bool> layers_with_splits(const std::vector<at::Tensor>& split);
 
 }  // namespace tessera::lirpa::detail

@@ -1,7 +1,7 @@
 // BaBSR branching: the unstable, unsplit ReLU whose relaxation costs the bound the most.
 // For the best row, the coefficient lambda of h_j = relu(z_j) in the lower bound: a
 // negative lambda takes the upper line su (z - l), losing |lambda| u (-l) / (u - l) (its
-// intercept); a small |lambda| (u - l) term breaks ties.
+// intercept); a small |lambda| (u - l) term breaks ties. And the two children of a split.
 
 #include <ATen/ATen.h>
 
@@ -38,6 +38,21 @@ std::pair<at::Tensor, at::Tensor> flat_to_layer(const LayerBounds& bounds, const
     neuron = at::where(past, flat - offset, neuron);
   }
   return {layer, neuron};
+}
+
+std::vector<at::Tensor> split_children(const std::vector<at::Tensor>& split, const at::Tensor& layer,
+                                       const at::Tensor& neuron) {
+  std::vector<at::Tensor> out;
+  for (size_t j = 0; j < split.size(); ++j) {
+    at::Tensor hit = layer == static_cast<int64_t>(j);
+    at::Tensor idx = at::where(hit, neuron, at::zeros_like(neuron)).clamp_min(0).view({-1, 1});  // in range
+    at::Tensor onehot = at::zeros_like(split[j], at::kBool).scatter_(1, idx, true);
+    onehot = onehot.logical_and(hit.unsqueeze(1));
+    at::Tensor plus = at::where(onehot, at::ones_like(split[j]), split[j]);    // z >= 0
+    at::Tensor minus = at::where(onehot, -at::ones_like(split[j]), split[j]);  // z <= 0
+    out.push_back(at::cat({plus, minus}));
+  }
+  return out;
 }
 
 std::pair<at::Tensor, at::Tensor> babsr_choice(const LayerBounds& bounds, const std::vector<at::Tensor>& lambda,

@@ -138,13 +138,13 @@ bool bab_outcome(Run& run, const detail::BabOutcome& out, const std::string& pha
   return true;
 }
 
-// Input splitting on one pair, on the chain form; returns false when the run must stop
-// (sat or timeout).
+// Input splitting on one pair, on the chain form, its hand-offs to ReLU splitting on the
+// graph engine; returns false when the run must stop (sat or timeout).
 bool run_input_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const OutputConjunction& oc,
                    SideAttack& side, bool& undecided) {
   run.bab_kind = "bab-input";
   detail::BabContext ctx{net, run.options, run.clock, [&](const at::Tensor& x) { return run.confirm(x, "bab-input"); },
-                         run.progress, "bab-input", run.state_comm, [&] { return side(); }};
+                         run.progress, "bab-input", run.state_comm, [&] { return side(); }, run.graph};
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
   return bab_outcome(run, detail::input_split_bab(ctx, problem), ctx.phase, undecided);
