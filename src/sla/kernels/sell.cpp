@@ -127,8 +127,10 @@ __attribute__((target("avx2,fma"))) double in_order8_stream(const int64_t* sp, c
                                          x[_mm_extract_epi32(c_lo, 1)], x[_mm_extract_epi32(c_lo, 0)]);
       const __m256d x_hi = _mm256_set_pd(x[_mm_extract_epi32(c_hi, 3)], x[_mm_extract_epi32(c_hi, 2)],
                                          x[_mm_extract_epi32(c_hi, 1)], x[_mm_extract_epi32(c_hi, 0)]);
-      lo = _mm256_fmadd_pd(_mm256_loadu_pd(v + p), x_lo, lo);       // y_i += a_ij x_j, rows 0-3
-      hi = _mm256_fmadd_pd(_mm256_loadu_pd(v + p + 4), x_hi, hi);   // rows 4-7
+      // y_i += a_ij x_j, rows 0-3 and 4-7: written as the portable kernels' multiply and add, so
+      // the compiler contracts both alike and y does not depend on which kernel ran
+      lo = _mm256_add_pd(lo, _mm256_mul_pd(_mm256_loadu_pd(v + p), x_lo));
+      hi = _mm256_add_pd(hi, _mm256_mul_pd(_mm256_loadu_pd(v + p + 4), x_hi));
     }
     const int64_t i0 = s * 8;
     if (i0 + 8 <= rows) {
@@ -140,13 +142,13 @@ __attribute__((target("avx2,fma"))) double in_order8_stream(const int64_t* sp, c
       _mm256_store_pd(acc + 4, hi);
       for (int64_t i = i0; i < rows; ++i) y[i] = acc[i - i0];
     }
-    if (dot) {
-      const __m256d d = _mm256_add_pd(_mm256_mul_pd(lo, _mm256_loadu_pd(x + i0)),
-                                      i0 + 8 <= rows ? _mm256_mul_pd(hi, _mm256_loadu_pd(x + i0 + 4)) : _mm256_setzero_pd());
+    if (dot && i0 + 8 <= rows) {   // sum_i y_i x_i over the slice's 8 rows
+      const __m256d d = _mm256_add_pd(_mm256_mul_pd(lo, _mm256_loadu_pd(x + i0)), _mm256_mul_pd(hi, _mm256_loadu_pd(x + i0 + 4)));
       alignas(32) double part[4];
       _mm256_store_pd(part, d);
       total += (part[0] + part[1]) + (part[2] + part[3]);
-      for (int64_t i = i0 + 4; i0 + 8 > rows && i < rows; ++i) total += y[i] * x[i];
+    } else if (dot) {   // the last slice, partial: no load past x's last row
+      for (int64_t i = i0; i < rows; ++i) total += y[i] * x[i];
     }
   }
   _mm_sfence();   // the streamed lines are visible before another thread reads y
