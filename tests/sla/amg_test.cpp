@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <vector>
 
 #include "sla/precond/amg.h"
 #include "tessera/core/error.h"
@@ -82,6 +83,62 @@ TEST(Amg, ProlongatorKeepsTheConstantOnEveryLevel) {
     const at::Tensor p1 = level.p.apply(at::ones({level.p.cols}, at::kDouble));          // P 1_c
     EXPECT_LT((p1.masked_select(interior) - 1.0).abs().max().item<double>(), 1e-12) << "level " << l;
   }
+}
+
+// The prolongator built row by row from the aggregates is, bitwise, (I - w D^{-1} A) T formed
+// with the general sparse product A T (sums over k ascending, as that product adds them): on a
+// 2D fine level with a row outside every aggregate (agg = -1: no T entry), and on a 3D coarse
+// level whose rows are long (the slot path).
+struct ProductProlongator {
+  at::Tensor row_ptr, col_idx, dense;
+};
+
+ProductProlongator prolongator_by_product(const detail::CsrData& a, const at::Tensor& inv_diag, double lambda_max,
+                                          const std::vector<int64_t>& agg, int64_t coarse) {
+  std::vector<int32_t> trp{0}, tci;                                            // T(i, agg(i)) = 1
+  for (int64_t g : agg) {
+    if (g >= 0) tci.push_back(static_cast<int32_t>(g));
+    trp.push_back(static_cast<int32_t>(tci.size()));
+  }
+  const detail::CsrData t{at::tensor(trp, at::kInt), at::tensor(tci, at::kInt),
+                          at::ones({static_cast<int64_t>(tci.size())}, at::kDouble), a.rows, coarse, nullptr};
+  const detail::CsrData a_t = detail::csr_multiply(a, t);                      // A T
+  const at::Tensor scale = (-4.0 / (3.0 * lambda_max)) * inv_diag;            // -w D^{-1}
+  return {a_t.row_ptr, a_t.col_idx, a_t.to_dense() * scale.unsqueeze(1) + t.to_dense()};
+}
+
+TEST(Amg, SmoothedProlongatorIsTheProductFormulaBitwise) {
+  AmgOptions options;
+  options.coarse_size = 50;
+  const AmgHierarchy h3 = build_amg(csr_of(variable_diffusion3d(16, {.sigma = 1.0, .seed = 1}), 0), options);
+  ASSERT_GE(h3.levels().size(), 3u);
+  const detail::CsrData& coarse3d = h3.levels()[2].a;
+  EXPECT_GT((coarse3d.row_ptr.diff().max()).item<int64_t>(), 32);                // long rows
+  for (const detail::CsrData& a : {csr_of(variable_diffusion2d(40, {.sigma = 2.0, .seed = 3}), 0), coarse3d}) {
+    std::vector<int64_t> agg;
+    const int64_t coarse = detail::aggregate(a, 0.08, agg);
+    agg[7] = -1;                                                              // a row outside every aggregate
+    const at::Tensor inv_diag = a.diagonal().reciprocal();
+    const double lambda_max = 1.1 * detail::estimate_lambda_max(a, inv_diag, 12);
+    const detail::CsrData p = detail::smoothed_prolongator(a, inv_diag, lambda_max, agg, coarse);
+    const ProductProlongator expected = prolongator_by_product(a, inv_diag, lambda_max, agg, coarse);
+    EXPECT_TRUE(at::equal(p.row_ptr, expected.row_ptr));                      // the pattern of A T
+    EXPECT_TRUE(at::equal(p.col_idx, expected.col_idx));
+    EXPECT_TRUE(at::equal(p.to_dense(), expected.dense));
+  }
+}
+
+// y = A x into a given vector is the allocating product, on both paths (plan and none).
+TEST(Amg, ApplyIntoAGivenVectorMatchesApply) {
+  detail::CsrData a = csr_of(variable_diffusion2d(30, {.sigma = 1.0, .seed = 2}), 0);
+  const at::Tensor x = at::rand({a.cols}, at::kDouble);
+  at::Tensor y = at::empty({a.rows}, at::kDouble);
+  a.apply(x, y);
+  EXPECT_TRUE(at::equal(y, a.apply(x)));
+  a.prepare();
+  at::Tensor z = at::empty({a.rows}, at::kDouble);
+  a.apply(x, z);
+  EXPECT_TRUE(at::equal(z, a.apply(x)));
 }
 
 // A row whose connections are all weak (a tiny coefficient) joins the aggregate of its most

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "sla/precond/amg.h"
@@ -105,55 +106,6 @@ int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg
   return count;
 }
 
-/// P = (I - w D^{-1} A) T with T(i, agg(i)) = 1: the tentative prolongator of the constant
-/// near-null-space vector, smoothed by one damped Jacobi step. T is not normalised per
-/// aggregate, so that T 1_c = 1 and P 1_c = 1 - w D^{-1} A 1: the coarse level's near-null-space
-/// vector is again the constant, on every level. (Columns scaled by 1 / sqrt(|aggregate|)
-/// span the same space, but then the coarse null-space vector is sqrt(|aggregate|), and the
-/// next level's constant tentative prolongator misses it: on log-normal diffusion the
-/// iterations grew with n, 26 / 42 / 80 at 1M / 4M / 16.8M DOF.)
-CsrData smoothed_prolongator(const CsrData& a, const at::Tensor& inv_diag, double lambda_max,
-                             const std::vector<int64_t>& agg, int64_t coarse) {
-  const int64_t n = a.rows;
-  const at::ScalarType itype = a.row_ptr.scalar_type();
-  at::Tensor trp = at::empty({n + 1}, itype);
-  std::vector<int64_t> cols;
-  std::vector<double> vals;
-  cols.reserve(n);
-  vals.reserve(n);
-  with_index_type(itype, [&]<typename I>() {
-    I* rp = trp.data_ptr<I>();
-    rp[0] = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      if (agg[i] >= 0) {
-        cols.push_back(agg[i]);
-        vals.push_back(1.0);                                                   // T(i, agg(i)) = 1
-      }
-      rp[i + 1] = static_cast<I>(cols.size());
-    }
-  });
-  CsrData t{trp, at::tensor(cols, at::kLong).to(itype), at::tensor(vals, at::kDouble), n, coarse, nullptr};
-  CsrData p = csr_multiply(a, t);                                              // A T
-  const double omega = 4.0 / (3.0 * lambda_max);                               // w = 4 / (3 rho(D^{-1} A))
-  at::Tensor row_scale = (-omega) * inv_diag;
-  with_index_type(itype, [&]<typename I>() {
-    const I* rp = p.row_ptr.data_ptr<I>();
-    const I* ci = p.col_idx.data_ptr<I>();
-    double* pv = p.values.data_ptr<double>();
-    const double* s = row_scale.data_ptr<double>();
-    const double* tv = t.values.data_ptr<double>();
-    const I* trow = t.row_ptr.data_ptr<I>();
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      for (I q = rp[i]; q < rp[i + 1]; ++q) pv[q] *= s[i];                    // -w D^{-1} A T
-      if (trow[i + 1] == trow[i]) continue;
-      const I* hit = std::lower_bound(ci + rp[i], ci + rp[i + 1], static_cast<I>(agg[i]));
-      if (hit != ci + rp[i + 1] && *hit == agg[i]) pv[hit - ci] += tv[trow[i]];  // + T
-    }
-  });
-  return p;
-}
-
 /// Inverse of a small dense matrix by Gauss-Jordan elimination with partial pivoting; a
 /// (numerically) zero pivot leaves that direction out (a pseudo-inverse on singular levels).
 at::Tensor dense_inverse(const at::Tensor& dense) {
@@ -200,12 +152,17 @@ double estimate_lambda_max(const CsrData& a, const at::Tensor& inv_diag, int ste
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(20261202);
   at::Tensor v = at::rand({a.rows}, gen, at::TensorOptions().dtype(at::kDouble)).add_(0.5).to(inv_diag.device());
   v.div_(v.norm());
+  // two vectors for all steps, written in place: a fresh [rows] tensor per step costs its
+  // page faults again (glibc maps each block above 32 MB anew), about as much as the product
+  at::Tensor w = at::empty_like(v);
   double lambda = 0.0;
   for (int k = 0; k < steps; ++k) {
-    at::Tensor w = a.apply(v) * inv_diag;                                       // w = D^{-1} A v
+    a.apply(v, w);                                                              // w = A v
+    w.mul_(inv_diag);                                                           // w = D^{-1} A v
     lambda = w.norm().item<double>();                                           // ||D^{-1} A v|| -> lambda_max
     if (!(lambda > 0.0)) return 1.0;
-    v = w / lambda;
+    w.div_(lambda);                                                             // v = w / lambda
+    std::swap(v, w);
   }
   return lambda;
 }

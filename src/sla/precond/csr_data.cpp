@@ -102,6 +102,14 @@ at::Tensor CsrData::apply(const at::Tensor& x) const {
   return csr_spmm(row_ptr, col_idx, {}, values.view({1, nnz()}), x.reshape({1, cols, 1}), rows).view({rows});
 }
 
+void CsrData::apply(const at::Tensor& x, at::Tensor& y) const {
+  if (plan && x.is_cpu() && x.scalar_type() == at::kDouble && y.is_contiguous()) {
+    plan->apply(x.contiguous(), y);                                // y = A x in place
+    return;
+  }
+  y.copy_(apply(x));
+}
+
 at::Tensor CsrData::apply_transposed(const at::Tensor& x) const {
   if (!x.is_cpu() || !row_ptr.is_cpu()) {   // y_j = sum_{(i, j) stored} a_ij x_i, with ATen ops
     const at::Tensor row = csr_row_indices(row_ptr, nnz());

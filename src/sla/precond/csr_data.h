@@ -30,6 +30,8 @@ struct CsrData {
   void prepare();
   /// y = A x  (x [cols] -> [rows]).
   at::Tensor apply(const at::Tensor& x) const;
+  /// y = A x into `y` ([rows], contiguous, x's dtype and device): no new vector.
+  void apply(const at::Tensor& x, at::Tensor& y) const;
   /// y = A^T x  (x [rows] -> [cols]) without storing A^T: on the CPU each thread scatters its
   /// rows into its own [cols] buffer and the buffers are summed (no atomics).
   at::Tensor apply_transposed(const at::Tensor& x) const;
