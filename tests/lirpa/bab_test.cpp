@@ -1,5 +1,5 @@
 // Branch and bound internals: bisection, smear, ReLU split bookkeeping, the domain pool,
-// BaBSR, ReluNet extraction, batched CROWN soundness with splits, beta-CROWN's improvement.
+// BaBSR, ReluNet extraction, input splitting's batched bounds of boxes.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -194,77 +194,6 @@ TEST(LirpaBab, ChainFormOnlyWhereItIsAboutTheWeightsSize) {
   EXPECT_NE(why.find("dense matrices would hold"), std::string::npos) << why;
 }
 
-TEST(LirpaBab, BatchedBoundsAreSoundWithSplits) {
-  ReluNet net = random_net({3, 8, 8, 2}, 11);
-  at::Tensor c = at::tensor({1.0, -1.0, 0.5, 2.0}, at::kDouble).reshape({2, 2});
-  at::Tensor rhs = at::tensor({0.1, -0.2}, at::kDouble);
-  at::Tensor xl = at::full({1, 3}, -1.0, at::kDouble), xu = at::full({1, 3}, 1.0, at::kDouble);
-  DomainBatch root{xl, xu, {}};
-  LayerBounds rb = intermediate_bounds(net, root);
-  // three domains: no split, two splits of unstable neurons of each layer
-  std::vector<at::Tensor> split{at::zeros({3, 8}, at::kChar), at::zeros({3, 8}, at::kChar)};
-  for (int j = 0; j < 2; ++j) {
-    at::Tensor unstable = at::nonzero((rb.lower[j][0] < 0).logical_and(rb.upper[j][0] > 0)).reshape({-1});
-    ASSERT_GT(unstable.numel(), 0);
-    split[j][1][unstable[0].item<int64_t>()] = 1;
-    split[j][2][unstable[0].item<int64_t>()] = -1;
-  }
-  DomainBatch d{xl.expand({3, 3}), xu.expand({3, 3}), split};
-  LayerBounds lb = intermediate_bounds(net, d);
-  Relaxation relax;
-  FinalBound crown = final_bound(net, d, lb, c, rhs);
-  FinalBound opt = optimise_final_bound(net, d, lb, c, rhs, relax, OptimiseOptions{30, 0.1, 0.05, 0.98, true});
-  at::Tensor x = xl + (xu - xl) * at::rand({40000, 3}, at::kDouble);
-  auto z = activations(net, x);
-  at::Tensor g = at::matmul(z.back(), c.t()) - rhs;  // [N, 2]
-  for (int64_t b = 0; b < 3; ++b) {
-    at::Tensor keep = at::ones({x.size(0)}, at::kBool);
-    for (int j = 0; j < 2; ++j) {
-      at::Tensor s = split[j][b].to(at::kDouble);
-      keep = keep.logical_and(((z[j] * s) >= 0).logical_or(s == 0).all(1));  // split constraints hold
-    }
-    at::Tensor idx = at::nonzero(keep).reshape({-1});
-    ASSERT_GT(idx.numel(), 100) << "domain " << b;
-    for (int j = 0; j < 2; ++j) {
-      at::Tensor zj = z[j].index_select(0, idx);
-      EXPECT_TRUE((zj >= lb.lower[j][b] - 1e-9).all().item<bool>()) << "layer " << j << " domain " << b;
-      EXPECT_TRUE((zj <= lb.upper[j][b] + 1e-9).all().item<bool>()) << "layer " << j << " domain " << b;
-    }
-    at::Tensor gmin = std::get<0>(g.index_select(0, idx).min(0));
-    EXPECT_TRUE((gmin >= crown.lb[b] - 1e-9).all().item<bool>()) << "CROWN, domain " << b;
-    EXPECT_TRUE((gmin >= opt.lb[b] - 1e-9).all().item<bool>()) << "beta-CROWN, domain " << b;
-    EXPECT_TRUE((opt.lb[b] >= crown.lb[b] - 1e-12).all().item<bool>());
-  }
-}
-
-// On split domains the multipliers beta enforce the split constraints on the input; over
-// several random nets they improve the bound beyond optimised slopes alone.
-TEST(LirpaBab, BetaCrownImprovesTheBound) {
-  double gain = 0;
-  int strict = 0;
-  for (uint64_t seed = 0; seed < 6; ++seed) {
-    ReluNet net = random_net({2, 10, 10, 1}, 100 + seed);
-    at::Tensor c = at::ones({1, 1}, at::kDouble), rhs = at::zeros({1}, at::kDouble);
-    at::Tensor xl = at::full({1, 2}, -1.0, at::kDouble), xu = at::full({1, 2}, 1.0, at::kDouble);
-    LayerBounds rb = intermediate_bounds(net, DomainBatch{xl, xu, {}});
-    std::vector<at::Tensor> split{at::zeros({1, 10}, at::kChar), at::zeros({1, 10}, at::kChar)};
-    at::Tensor unstable = at::nonzero((rb.lower[0][0] < 0).logical_and(rb.upper[0][0] > 0)).reshape({-1});
-    for (int64_t i = 0; i < std::min<int64_t>(3, unstable.numel()); ++i)
-      split[0][0][unstable[i].item<int64_t>()] = i % 2 ? -1 : 1;
-    DomainBatch d{xl, xu, split};
-    LayerBounds lb = intermediate_bounds(net, d);
-    if (lb.infeasible.item<bool>()) continue;
-    Relaxation ra, rbeta;
-    OptimiseOptions alpha_only{40, 0.1, 0.05, 0.98, false}, with_beta{40, 0.1, 0.05, 0.98, true};
-    double a = optimise_final_bound(net, d, lb, c, rhs, ra, alpha_only).lb.item<double>();
-    double b = optimise_final_bound(net, d, lb, c, rhs, rbeta, with_beta).lb.item<double>();
-    gain += b - a;
-    strict += b > a + 1e-6;
-  }
-  EXPECT_GT(gain, 0);
-  EXPECT_GE(strict, 1);
-}
-
 // The cheap input-box bounds (forward linear bounds + IBP, backward rows) are sound on
 // every box of a batch of small and large boxes: sampled values of C y - rhs lie above.
 TEST(LirpaBab, InputBoxBoundsAreSound) {
@@ -307,7 +236,7 @@ TEST(LirpaBab, InputBoxBoundsOfUnstableRowsAreSoundOnADeepNet) {
   at::Tensor xu = xl + width;
   BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
   // reference: CROWN of every hidden neuron (no forward bounds), then the same final pass
-  DomainBatch d{xl, xu, {}};
+  DomainBatch d{xl, xu};
   FinalBound ref = final_bound(net, d, intermediate_bounds(net, d), c, rhs);
   for (int64_t b = 0; b < boxes; ++b) {
     at::Tensor x = xl[b] + width[b] * at::rand({20000, 5}, at::kDouble);

@@ -39,7 +39,7 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
-                         const RowParams& start, RowParams* end_params) {
+                         const RowParams& start, RowParams* end_params, LastPass* last) {
   at::AutoGradMode grad(true);
   const int64_t domains = lb.size(0), k = lb.size(1), total = rows->rows();
   at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
@@ -112,8 +112,11 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       params.push_back(st->alpha[key]);
     }
     st->extra_rows = &extra;
+    if (last) st->record = &last->rows;  // kept from the last pass: branching reads them
     at::Tensor cur = crown_lower(graph, *st, env, graph.output_id(), live_rows, true).reshape({alive.numel(), k}) - rhs;
     st->extra_rows = nullptr;
+    st->record = nullptr;
+    if (last) last->domains = alive, last->lb = cur.detach(), last->taken = true;
     st->alpha.clear();
     at::Tensor before = best.index_select(0, alive);
     at::Tensor now = at::max(before, cur.detach());

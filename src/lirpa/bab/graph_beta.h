@@ -19,6 +19,16 @@ std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n);
 /// The state restricted to the domains `keep` (their bounds and limits).
 BoundState select_domains(const BoundState& state, const at::Tensor& keep);
 
+/// The coefficients of optimise_beta's last pass of the final rows.
+struct LastPass {
+  /// The rows reaching each node whose id the caller put in as a key (BoundState::record),
+  /// over the domains `domains` only.
+  std::map<int, APtr> rows;
+  at::Tensor domains;  ///< [m] long: positions among optimise_beta's D of the domains in that pass
+  at::Tensor lb;       ///< [m, K]: that pass's lower bounds of c y - rhs
+  bool taken = false;  ///< false: no pass ran (stopped before the first step, or nothing to optimise)
+};
+
 /// The best lower bounds [D, K] of c y - rhs over the split multipliers and the final rows'
 /// slopes of D domains (intermediate bounds fixed in `state`; `rows`: K rows per domain,
 /// domain-major), at least `lb`. With `shard` (each rank its own domains), the ReLU nodes
@@ -30,13 +40,15 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep);
 /// Not each row's best step: that mixes steps and left ACAS Xu 1_1 prop_5's hand-offs 11,228
 /// domains against 10,017 (bench/history/2026-12-02-graph-hand-off-inherit.md). Without
 /// splits, the slopes alone are optimised.
+/// With `last`, the rows' coefficients of the last pass are kept there (the pass of
+/// `end_params` for every domain still open at the end: a domain leaves only once verified).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
-                         const RowParams& start = {}, RowParams* end_params = nullptr);
+                         const RowParams& start = {}, RowParams* end_params = nullptr, LastPass* last = nullptr);
 
 /// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
-/// `params` (optimise_beta's end: per ReLU node [D, K, n_j], undefined slopes for nodes
+/// `params` (where optimise_beta took no step: per ReLU node [D, K, n_j], undefined slopes for nodes
 /// without any; nodes past the end of `params` without either), recording the rows'
 /// coefficients at the nodes of `record` (for branching and vertex candidates). Returns the
 /// rows' lower bounds of c y ([D K], before rhs): the bound of those coefficients.

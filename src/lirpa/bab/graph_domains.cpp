@@ -59,7 +59,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t domains, int64_t k, int64_t n) {
   auto it = rec.find(node);
   if (it == rec.end() || !it->second) return at::zeros({domains, k, n}, at::kDouble);
-  return it->second->dense(at::kDouble).reshape({domains, k, n});
+  return it->second->dense(at::kDouble).detach().reshape({domains, k, n});
 }
 
 // The bounds of the domains `sel` of `d`, bounded together: one state with D = |sel| domains
@@ -152,24 +152,29 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     APtr open_rows = DenseA::make(c.to(at::kDouble).repeat({open.numel(), 1}).reshape(
         lead_shape(graph, graph.output_id(), open.numel() * k)));
     RowParams start = d.start.empty() ? RowParams{} : d.start.select(sel).select(open), end;
-    at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
-                                  stop, shard.get(), start, &end);
     // branching and vertex candidates from the coefficients at the optimisation's end, not
-    // CROWN's (a stand-in records too: with sharded weights each pass gathers them, in step)
-    std::map<int, APtr> rec_end{{0, nullptr}};
-    for (const GraphRelu& r : relus) rec_end[r.node] = nullptr;
-    at::Tensor at_end = record_at(graph, sub, env, relus, split, open_rows, end, rec_end);
+    // CROWN's: those of its last pass, the one `end` was taken at for every domain still open
+    LastPass last;
+    last.rows[0] = nullptr;
+    for (const GraphRelu& r : relus) last.rows[r.node] = nullptr;
+    at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
+                                  stop, shard.get(), start, &end, &last);
+    if (!last.taken) {  // no step ran: one pass at `end` (a stand-in too: every rank in step)
+      last.lb = record_at(graph, sub, env, relus, split, open_rows, end, last.rows).reshape({-1, k}) - rhs;
+      last.domains = at::arange(open.numel(), at::kLong);
+    }
     if (!stand_in) {
-      const int64_t m = open.numel();
       out.lb.index_copy_(0, open, lb);
-      out.lb_recorded.index_copy_(0, open, at_end.reshape({m, k}) - rhs);
       for (size_t j = 0; j < end.alpha.size(); ++j) {
         if (end.alpha[j].defined()) out.params.alpha[j].index_copy_(0, open, end.alpha[j]);
         out.params.beta[j].index_copy_(0, open, end.beta[j]);
       }
+      const int64_t m = last.domains.numel();
+      at::Tensor pos = open.index_select(0, last.domains);  // the last pass's domains among the batch's
+      out.lb_recorded.index_copy_(0, pos, last.lb);
       for (size_t j = 0; j < relus.size(); ++j)
-        out.lambda[j].index_copy_(0, open, recorded(rec_end, relus[j].node, m, k, relus[j].size));
-      out.a_input.index_copy_(0, open, recorded(rec_end, 0, m, k, n_in));
+        out.lambda[j].index_copy_(0, pos, recorded(last.rows, relus[j].node, m, k, relus[j].size));
+      out.a_input.index_copy_(0, pos, recorded(last.rows, 0, m, k, n_in));
     }
   }
   // a NaN bound (an overflowed relaxation) proves nothing: -inf

@@ -161,7 +161,7 @@ void tighten_unstable(const ReluNet& net, int m, const std::vector<Relax>& relus
 BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
                             const at::Tensor& rhs, const LayerBounds* parent) {
   at::NoGradGuard no_grad;
-  const int64_t n = xl.size(1), bsz = xl.size(0);
+  const int64_t n = xl.size(1);
   at::Tensor centre = (xl + xu) / 2, radius = (xu - xl) / 2;
   // layer 1 exactly: z = W (centre + radius e) + b
   Forms z;
@@ -171,7 +171,6 @@ BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::
   z.up = z.lo;
   auto [l, u] = concretise(z, n);
   LayerBounds bounds;
-  bounds.infeasible = at::zeros({bsz}, at::kBool);
   std::vector<Relax> relus;
   for (int layer = 1; layer < net.layers(); ++layer) {
     if (parent) {  // [l, u] <- [l, u] ∩ the parent's (sound on the whole parent box)
@@ -191,7 +190,7 @@ BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::
     l = at::max(fl, il);  // both sound: intersect
     u = at::max(at::min(fu, iu), l);
   }
-  DomainBatch d{xl, xu, {}};
+  DomainBatch d{xl, xu};
   FinalBound fb = final_bound(net, d, bounds, c, rhs);
   return {fb.lb, fb.a_input, std::move(bounds)};
 }
@@ -226,15 +225,11 @@ at::Tensor conjunction_lower_bound(const at::Tensor& lb, const at::Tensor& a, co
 
 at::Tensor alpha_conjunction_bound(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
                                    const at::Tensor& rhs, const LayerBounds& layers, const OptimiseOptions& options) {
-  DomainBatch d{xl, xu, {}};
-  LayerBounds bounds = layers;
-  bounds.infeasible = at::zeros({xl.size(0)}, at::kBool);  // boxes: never empty
-  Relaxation relax;                                        // CROWN's adaptive slopes to start
-  OptimiseOptions oo = options;
-  oo.use_beta = false;
-  FinalBound best = optimise_final_bound(net, d, bounds, c, rhs, relax, oo);
+  DomainBatch d{xl, xu};
+  Relaxation relax;  // CROWN's adaptive slopes to start
+  FinalBound best = optimise_final_bound(net, d, layers, c, rhs, relax, options);
   at::NoGradGuard no_grad;
-  FinalBound last = final_bound(net, d, bounds, c, rhs, relax);  // lb and a_input of one pass
+  FinalBound last = final_bound(net, d, layers, c, rhs, relax);  // lb and a_input of one pass
   return at::max(std::get<0>(best.lb.max(1)), conjunction_lower_bound(last.lb, last.a_input, xl, xu));
 }
 

@@ -54,8 +54,7 @@ void alpha_near_verified(BabContext& ctx, const BabProblem& p, const at::Tensor&
                         .reshape({-1});
   if (near.numel() == 0) return;
   Bounded s = b.select(near);
-  OptimiseOptions oo{o.bab.input_alpha_iterations, o.beta.lr_alpha, o.beta.lr_beta, o.beta.lr_decay, false,
-                     [&ctx] { return ctx.expired(); }, {}, {}};
+  OptimiseOptions oo{o.bab.input_alpha_iterations, o.beta.lr_alpha, o.beta.lr_decay, [&ctx] { return ctx.expired(); }};
   at::Tensor score = alpha_conjunction_bound(ctx.net, xl.index_select(0, near), xu.index_select(0, near), p.c, p.rhs,
                                              s.layers, oo);
   b.score.index_copy_(0, near, at::max(s.score, score));

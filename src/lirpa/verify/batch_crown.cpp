@@ -1,5 +1,5 @@
 // Batched CROWN on a ReluNet: intermediate bounds layer by layer, the final bound of the
-// specification rows with optional alpha slopes and beta multipliers of split constraints.
+// specification rows with optional alpha slopes.
 
 #include "batch_crown.h"
 
@@ -27,19 +27,16 @@ ReluRelax relax_layer(const at::Tensor& l, const at::Tensor& u) {
 
 struct Pass {
   at::Tensor lb, a_in;
-  std::vector<at::Tensor> lambda;
 };
 
 // Lower bound of A z_m + bias (A: [B, S, n_m]) over the boxes, relaxing the ReLUs of layers < m.
 Pass backward_from(const ReluNet& net, int m, at::Tensor a, at::Tensor bias, const std::vector<ReluRelax>& relus,
-                   const DomainBatch& d, const Relaxation* relax, bool keep_lambda) {
+                   const DomainBatch& d, const Relaxation* relax) {
   Pass out;
-  if (keep_lambda) out.lambda.resize(net.layers() - 1);
   for (int k = m - 1; k >= 0; --k) {
     bias = bias + at::matmul(a, net.b[k]);  // c += A b_k
     a = at::matmul(a, net.w[k]);            // A <- A W_k  (now over h_k)
     if (k == 0) break;
-    if (keep_lambda) out.lambda[k - 1] = a.detach();
     const ReluRelax& r = relus[k - 1];
     at::Tensor ap = a.clamp_min(0), an = a.clamp_max(0);
     at::Tensor sl = r.sl.unsqueeze(1);
@@ -47,10 +44,6 @@ Pass backward_from(const ReluNet& net, int m, at::Tensor a, at::Tensor bias, con
       sl = at::where(r.unstable.unsqueeze(1), relax->alpha[k - 1].clamp(0, 1), sl);
     bias = bias + (an * r.ub.unsqueeze(1)).sum(-1);  // negative coefficients take the upper line
     a = ap * sl + an * r.su.unsqueeze(1);            // A <- A+ sl + A- su  (now over z_k)
-    if (relax && k - 1 < static_cast<int>(relax->beta.size()) && relax->beta[k - 1].defined() && !d.split.empty()) {
-      // + beta s z_k with s = -split: -beta z (active, z >= 0) or +beta z (inactive, z <= 0), both <= 0
-      a = a + relax->beta[k - 1] * (-d.split[k - 1].to(at::kDouble)).unsqueeze(1);
-    }
   }
   at::Tensor xc = ((d.xl + d.xu) / 2).unsqueeze(-1), xr = ((d.xu - d.xl) / 2).unsqueeze(-1);
   out.lb = bias + at::matmul(a, xc).squeeze(-1) - at::matmul(a.abs(), xr).squeeze(-1);  // min A x = A c - |A| r
@@ -66,11 +59,10 @@ std::vector<ReluRelax> relaxations(const LayerBounds& bounds) {
 
 }  // namespace
 
-LayerBounds intermediate_bounds(const ReluNet& net, const DomainBatch& d, const LayerBounds* parent) {
+LayerBounds intermediate_bounds(const ReluNet& net, const DomainBatch& d) {
   at::NoGradGuard no_grad;
   LayerBounds out;
   int64_t bsz = d.size();
-  out.infeasible = at::zeros({bsz}, at::kBool);
   std::vector<ReluRelax> relus;
   for (int m = 1; m < net.layers(); ++m) {
     int64_t n = net.width(m);
@@ -83,23 +75,11 @@ LayerBounds intermediate_bounds(const ReluNet& net, const DomainBatch& d, const 
     } else {
       at::Tensor eye = at::eye(n, at::kDouble);
       at::Tensor a = at::cat({eye, -eye}).unsqueeze(0).expand({bsz, 2 * n, n});  // rows [I; -I]
-      Pass p = backward_from(net, m, a, at::zeros({bsz, 2 * n}, at::kDouble), relus, d, nullptr, false);
+      Pass p = backward_from(net, m, a, at::zeros({bsz, 2 * n}, at::kDouble), relus, d, nullptr);
       l = p.lb.slice(1, 0, n);
       u = -p.lb.slice(1, n);  // u = -min(-z)
     }
-    if (parent) {  // both are sound on the domain: intersect
-      l = at::max(l, parent->lower[m - 1]);
-      u = at::min(u, parent->upper[m - 1]);
-    }
-    if (!d.split.empty()) {
-      at::Tensor s = d.split[m - 1];
-      l = at::where(s > 0, l.clamp_min(0), l);  // active: z >= 0
-      u = at::where(s < 0, u.clamp_max(0), u);  // inactive: z <= 0
-    }
-    // l > u beyond rounding: no input of the box meets the split constraints
-    at::Tensor tol = 1e-9 * (1 + l.abs() + u.abs());
-    out.infeasible = out.infeasible.logical_or((l > u + tol).any(1));
-    u = at::max(u, l);
+    u = at::max(u, l);  // l > u only by rounding: a box is never empty
     out.lower.push_back(l);
     out.upper.push_back(u);
     relus.push_back(relax_layer(l, u));
@@ -112,10 +92,9 @@ FinalBound final_bound(const ReluNet& net, const DomainBatch& d, const LayerBoun
   int64_t bsz = d.size(), k = c.size(0);
   at::Tensor a = c.to(at::kDouble).unsqueeze(0).expand({bsz, k, c.size(1)});
   at::Tensor bias = (-rhs.to(at::kDouble)).unsqueeze(0).expand({bsz, k});  // g = C y - rhs
-  Pass p = backward_from(net, net.layers(), a, bias, relaxations(bounds), d, &relax, true);
+  Pass p = backward_from(net, net.layers(), a, bias, relaxations(bounds), d, &relax);
   at::Tensor lb = at::where(at::isnan(p.lb), at::full_like(p.lb, -std::numeric_limits<double>::infinity()), p.lb);
-  lb = lb.masked_fill(bounds.infeasible.unsqueeze(1), std::numeric_limits<double>::infinity());  // empty domain
-  return {lb, p.a_in, p.lambda};
+  return {lb, p.a_in};
 }
 
 }  // namespace tessera::lirpa::detail

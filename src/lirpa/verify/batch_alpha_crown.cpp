@@ -1,6 +1,6 @@
-// alpha/beta-CROWN on batches of sub-domains: Adam on the ReLU lower slopes (alpha, in
-// [0, 1]) and the split multipliers (beta >= 0) maximising the final lower bound; every
-// value of them gives a sound bound, so the best per row is kept.
+// alpha-CROWN on batches of input boxes: Adam on the ReLU lower slopes (alpha, in [0, 1])
+// maximising the final lower bound; every value of them gives a sound bound, so the best per
+// row is kept.
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -26,21 +26,15 @@ struct Adam {
 };
 
 // CROWN's adaptive slopes per row, where no inherited alpha of the right shape exists.
-void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Relaxation& relax, bool use_beta,
-                 const std::vector<bool>& beta_layers) {
+void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Relaxation& relax) {
   size_t hidden = bounds.lower.size();
   relax.alpha.resize(hidden);
-  relax.beta.resize(hidden);
   for (size_t j = 0; j < hidden; ++j) {
     const at::Tensor& l = bounds.lower[j];
     const at::Tensor& u = bounds.upper[j];
     std::vector<int64_t> shape{d.size(), k, l.size(1)};
     if (!relax.alpha[j].defined() || relax.alpha[j].sizes().vec() != shape)
       relax.alpha[j] = (u > -l).to(at::kDouble).unsqueeze(1).expand(shape).contiguous();
-    bool splits = use_beta && !d.split.empty() &&
-                  (beta_layers.empty() ? (d.split[j] != 0).any().item<bool>() : static_cast<bool>(beta_layers[j]));
-    if (!splits) relax.beta[j] = at::Tensor();
-    else if (!relax.beta[j].defined() || relax.beta[j].sizes().vec() != shape) relax.beta[j] = at::zeros(shape, at::kDouble);
   }
 }
 
@@ -49,12 +43,9 @@ void init_params(const DomainBatch& d, const LayerBounds& bounds, int64_t k, Rel
 FinalBound optimise_final_bound(const ReluNet& net, const DomainBatch& d, const LayerBounds& bounds,
                                 const at::Tensor& c, const at::Tensor& rhs, Relaxation& relax,
                                 const OptimiseOptions& options) {
-  init_params(d, bounds, c.size(0), relax, options.use_beta, options.beta_layers);
+  init_params(d, bounds, c.size(0), relax);
   std::vector<at::Tensor*> params;
-  std::vector<double> lrs;
-  for (auto& a : relax.alpha) params.push_back(&a), lrs.push_back(options.lr_alpha);
-  for (auto& b : relax.beta)
-    if (b.defined()) params.push_back(&b), lrs.push_back(options.lr_beta);
+  for (auto& a : relax.alpha) params.push_back(&a);
   std::vector<Adam> adam(params.size());
   at::Tensor best;
   double decay = 1;
@@ -65,7 +56,6 @@ FinalBound optimise_final_bound(const ReluNet& net, const DomainBatch& d, const 
     at::Tensor lbd = fb.lb.detach();
     best = best.defined() ? at::max(best, lbd) : lbd;  // best per row
     bool verified = (std::get<0>(best.max(1)) > 0).all().item<bool>();  // every domain proven
-    if (options.all_verified) verified = options.all_verified(verified);  // over the whole batch
     if (verified || leaves.empty()) break;
     if (options.stop && options.stop()) break;  // the timeout is near
     at::Tensor finite = at::isfinite(fb.lb);
@@ -74,8 +64,7 @@ FinalBound optimise_final_bound(const ReluNet& net, const DomainBatch& d, const 
     at::NoGradGuard no_grad;
     for (size_t i = 0; i < params.size(); ++i) {
       if (!grads[i].defined()) continue;
-      at::Tensor p = adam[i].step(leaves[i].detach(), grads[i], lrs[i] * decay, it + 1);
-      *params[i] = i < relax.alpha.size() ? p.clamp(0, 1) : p.clamp_min(0);  // alpha in [0,1], beta >= 0
+      *params[i] = adam[i].step(leaves[i].detach(), grads[i], options.lr_alpha * decay, it + 1).clamp(0, 1);
     }
     decay *= options.lr_decay;
   }
