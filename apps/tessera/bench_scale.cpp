@@ -1,7 +1,9 @@
 // `tessera bench scale --n N`: one large 2D Poisson solve (N^2 unknowns) with its memory.
-// The matrix is written straight into int32 CSR (no COO at any size); the MemoryLedger
-// records the bytes of every phase: matrix, right-hand side, and the peak inside `solve()`
-// (property detection, preconditioner set-up, Krylov vectors). One JSON line.
+// The matrix is written straight into int32 CSR (no COO at any size), or with --matrix-free
+// held as its stencil (poisson2d_stencil: one byte per row, solved by the stencil solve of
+// stencil.h, the same iterates bit for bit); the MemoryLedger records the bytes of every
+// phase: matrix, right-hand side, and the peak inside `solve()` (property detection,
+// preconditioner set-up, Krylov vectors). One JSON line.
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -18,6 +20,7 @@
 #include "tessera/sla/generators.h"
 #include "tessera/sla/preconditioners.h"
 #include "tessera/sla/solve.h"
+#include "tessera/sla/stencil.h"
 
 namespace tessera::app {
 namespace {
@@ -28,6 +31,7 @@ struct ScaleBenchOptions {
   double rtol = 1e-6;
   int64_t maxiter = 100000;
   bool setup_alone = false;         // also run the preconditioner set-up alone first (its own peak)
+  bool matrix_free = false;         // the matrix as its stencil (no CSR)
 };
 
 /// Resident set size of this process in bytes (/proc/self/statm), which also counts what
@@ -62,16 +66,24 @@ int run_scale_bench(const ScaleBenchOptions& o) {
   const int64_t start = core::MemoryLedger::current_bytes();
 
   auto t0 = std::chrono::steady_clock::now();
-  const sla::SparseTensor a = sla::poisson2d(o.n);
+  sla::SparseTensor a;
+  sla::StencilMatrix stencil;
+  if (o.matrix_free) {
+    stencil = sla::poisson2d_stencil(o.n);
+  } else {
+    a = sla::poisson2d(o.n);
+  }
   line["matrix_seconds"] = seconds_since(t0);
   const int64_t matrix_bytes = core::MemoryLedger::current_bytes() - start;
   line["matrix_bytes"] = matrix_bytes;
-  line["nnz"] = a.nnz();
-  line["index_dtype"] = a.row_ptr().scalar_type() == at::kInt ? "int32" : "int64";
+  line["matrix"] = o.matrix_free ? "stencil" : "csr";
+  line["nnz"] = o.matrix_free ? stencil.nnz() : a.nnz();
+  if (!o.matrix_free) line["index_dtype"] = a.row_ptr().scalar_type() == at::kInt ? "int32" : "int64";
   line["matrix_peak_bytes"] = core::MemoryLedger::peak_bytes() - start;   // no COO or int64 copy: = matrix_bytes
+  const int64_t rows = o.n * o.n;
 
   at::manual_seed(1);
-  const at::Tensor b = at::rand({a.rows()}, at::kDouble);
+  const at::Tensor b = at::rand({rows}, at::kDouble);
   sla::SolveOptions so;
   so.backend = sla::Backend::Native;
   so.method = sla::Method::CG;
@@ -83,7 +95,8 @@ int run_scale_bench(const ScaleBenchOptions& o) {
     // the preconditioner's set-up on its own: its peak and what it holds, to split solve's peak
     const int64_t before = core::MemoryLedger::current_bytes();
     core::MemoryLedger::reset_peak();
-    const sla::PreconditionerSetup setup = sla::setup_preconditioner(a, so);
+    const sla::PreconditionerSetup setup =
+        o.matrix_free ? sla::setup_preconditioner(stencil, so) : sla::setup_preconditioner(a, so);
     line["setup_alone_peak_bytes"] = core::MemoryLedger::peak_bytes() - before;
     line["setup_alone_seconds"] = setup.seconds;
     line["setup_summary"] = setup.summary;
@@ -91,7 +104,7 @@ int run_scale_bench(const ScaleBenchOptions& o) {
   const int64_t before_solve = core::MemoryLedger::current_bytes();
   core::MemoryLedger::reset_peak();
   t0 = std::chrono::steady_clock::now();
-  auto [x, info] = sla::solve(a, b, so);
+  auto [x, info] = o.matrix_free ? sla::solve(stencil, b, so) : sla::solve(a, b, so);
   line["solve_seconds"] = seconds_since(t0);
   const int64_t solve_peak = core::MemoryLedger::peak_bytes() - before_solve;
   line["iterations"] = info.iterations;
@@ -120,6 +133,8 @@ void add_bench_scale(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(kPositive);
   cmd->add_flag("--setup-alone", o->setup_alone, "first time and measure the preconditioner set-up on its own");
+  cmd->add_flag("--matrix-free", o->matrix_free,
+                "hold the matrix as its stencil (one byte per row, no CSR) and solve it matrix-free");
   add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_scale_bench(*o); }; });
 }

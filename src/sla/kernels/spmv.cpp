@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sla/kernels/row_blocks.h"
 #include "tessera/core/error.h"
@@ -157,6 +158,33 @@ std::vector<int64_t> balance_rows(const at::Tensor& row_ptr, int threads) {
   return blocks;
 }
 
+int64_t StencilForm::stored() const {
+  if (!found()) return 0;
+  const uint8_t* m = mask.data_ptr<uint8_t>();
+  const int64_t rows = mask.numel();
+  int64_t total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total) if (rows > 65536)
+  for (int64_t i = 0; i < rows; ++i) total += __builtin_popcount(m[i]);
+  return total;
+}
+
+std::vector<int64_t> StencilForm::balance(int threads) const {
+  // balance_rows's rule, first row i with start(i) + i >= (nnz + rows) t / threads, where
+  // start(i) = entries of the rows before i: one pass over the mask instead of a row pointer
+  const int64_t rows = mask.numel();
+  const uint8_t* m = mask.data_ptr<uint8_t>();
+  const int64_t nnz = stored();
+  std::vector<int64_t> blocks(static_cast<size_t>(threads) + 1, rows);
+  blocks[0] = 0;
+  int t = 1;
+  int64_t start = 0;
+  for (int64_t i = 0; i < rows && t < threads; ++i) {
+    while (t < threads && start + i >= (nnz + rows) * t / threads) blocks[t++] = i;
+    start += __builtin_popcount(m[i]);
+  }
+  return blocks;
+}
+
 StencilForm detect_stencil(const at::Tensor& row_ptr, const at::Tensor& col_idx, const at::Tensor& values,
                            int64_t rows) {
   at::Tensor v = values.to(at::kDouble).contiguous();
@@ -191,6 +219,19 @@ SpmvPlan::SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, in
     row_blocks_ = blocks_;
     format_name_ = uses_stencil() ? "stencil" : values_.scalar_type() == at::kFloat ? "csr-f32values" : "csr";
   }
+}
+
+SpmvPlan::SpmvPlan(StencilForm stencil, int threads) : stencil_(std::move(stencil)) {
+  TESSERA_CHECK(stencil_.found() && stencil_.mask.is_cpu() && stencil_.mask.scalar_type() == at::kByte &&
+                    stencil_.mask.dim() == 1 && stencil_.offsets.size() <= kMaxDiagonals &&
+                    stencil_.coeffs.size() == stencil_.offsets.size(),
+                InvalidInput, "SpmvPlan: a stencil form needs 1 to 8 diagonals and a uint8 mask [rows] on the CPU");
+  stencil_.mask = stencil_.mask.contiguous();
+  rows_ = cols_ = stencil_.mask.numel();
+  const int nt = threads > 0 ? std::min(threads, kMaxThreads) : spmv_threads(stencil_.stored());
+  blocks_ = stencil_.balance(nt);
+  row_blocks_ = blocks_;
+  format_name_ = "stencil";
 }
 
 const char* SpmvPlan::format_name() const { return format_name_.c_str(); }

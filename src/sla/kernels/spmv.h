@@ -29,6 +29,11 @@ struct StencilForm {
   std::vector<double> coeffs;    ///< the one value on each diagonal
   at::Tensor mask;               ///< uint8 [rows]: bit d set when row i stores diagonal d
   bool found() const { return !offsets.empty(); }
+  /// Stored entries (the set bits of the mask): the nnz of the CSR it stands for.
+  int64_t stored() const;
+  /// Row blocks of `threads` threads as balance_rows gives them for the CSR this form stands
+  /// for (so that blocked inner products add in the same order whichever form is held).
+  std::vector<int64_t> balance(int threads) const;
 };
 
 /// O(nnz) scan: at most 8 diagonals, each with a single value (bitwise), else not found.
@@ -51,6 +56,9 @@ class SpmvPlan {
   /// indices and passes Csr.)
   SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, int64_t rows, int64_t cols,
            SpmvFormat format = SpmvFormat::Auto, int threads = 0);
+  /// The matrix-free product of a square stencil form (no CSR tensors at all): the same row
+  /// blocks, products and sums as the plan of the CSR the form stands for, bit for bit.
+  explicit SpmvPlan(StencilForm stencil, int threads = 0);
 
   /// y = A x (y [rows], preallocated, contiguous).
   void apply(const at::Tensor& x, at::Tensor& y) const;
@@ -66,6 +74,8 @@ class SpmvPlan {
   /// product's own blocks are slices, not rows).
   const std::vector<int64_t>& row_blocks() const { return row_blocks_; }
   bool uses_stencil() const { return stencil_.found(); }
+  /// The stencil form (empty unless uses_stencil()).
+  const StencilForm& stencil() const { return stencil_; }
   bool uses_sell() const { return !sell_.slice_ptr.empty(); }
   const char* format_name() const;
   /// Bytes one product must move at least: matrix data, x once, y once.

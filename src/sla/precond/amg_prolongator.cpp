@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sla/precond/amg.h"
+#include "sla/precond/row_view.h"
 
 namespace tessera::sla::detail {
 namespace {
@@ -39,17 +40,16 @@ void sort_by_column(std::vector<Term>& terms) {
 
 /// Row i of A T with T(k, agg(k)) = 1: (A T)(i, c) = sum_{k in row i, agg(k) = c} a_ik, each
 /// sum over k ascending from 0.0 (as a Gustavson product A T adds them: the same bits), into
-/// sums.terms sorted by c; returns the number of columns.
-template <typename I>
-int64_t aggregate_sums(const I* rp, const I* ci, const double* va, const int64_t* agg, int64_t coarse, int64_t i,
-                       RowSums& sums) {
+/// sums.terms sorted by c; returns the number of columns. `rows`: a row view (row_view.h).
+template <typename Rows>
+int64_t aggregate_sums(const Rows& rows, const int64_t* agg, int64_t coarse, int64_t i, RowSums& sums) {
   std::vector<Term>& terms = sums.terms;
   std::vector<int64_t>& slot = sums.slot;
   terms.clear();
-  if (rp[i + 1] - rp[i] <= kShortRow) {
-    for (I p = rp[i]; p < rp[i + 1]; ++p) {
-      if (agg[ci[p]] >= 0) terms.emplace_back(agg[ci[p]], va[p]);               // skip rows k outside every aggregate
-    }
+  if (rows.length(i) <= kShortRow) {
+    rows.for_each(i, [&](int64_t k, double v) {
+      if (agg[k] >= 0) terms.emplace_back(agg[k], v);                           // skip rows k outside every aggregate
+    });
     sort_by_column(terms);
     int64_t distinct = 0;
     for (size_t q = 0; q < terms.size(); ++q) {
@@ -63,16 +63,16 @@ int64_t aggregate_sums(const I* rp, const I* ci, const double* va, const int64_t
     return distinct;
   }
   if (slot.empty()) slot.assign(coarse, -1);
-  for (I p = rp[i]; p < rp[i + 1]; ++p) {
-    const int64_t c = agg[ci[p]];
-    if (c < 0) continue;
+  rows.for_each(i, [&](int64_t k, double v) {
+    const int64_t c = agg[k];
+    if (c < 0) return;
     if (slot[c] < 0) {
       slot[c] = static_cast<int64_t>(terms.size());
-      terms.emplace_back(c, 0.0 + va[p]);
+      terms.emplace_back(c, 0.0 + v);
     } else {
-      terms[slot[c]].second += va[p];                                         // (A T)(i, c) += a_ik
+      terms[slot[c]].second += v;                                               // (A T)(i, c) += a_ik
     }
-  }
+  });
   for (const Term& t : terms) slot[t.first] = -1;
   std::sort(terms.begin(), terms.end());                                        // distinct columns
   return static_cast<int64_t>(terms.size());
@@ -84,46 +84,49 @@ CsrData smoothed_prolongator(const CsrData& a, const at::Tensor& inv_diag, doubl
                              const std::vector<int64_t>& agg, int64_t coarse) {
   const int64_t n = a.rows;
   const double omega = 4.0 / (3.0 * lambda_max);                                // w = 4 / (3 rho(D^{-1} A))
-  const at::Tensor d_inv = inv_diag.contiguous().to(at::kDouble);
+  // D^{-1} may be one value broadcast over the rows (stride 0): read it in place
+  const at::Tensor d_inv = inv_diag.dim() == 1 && inv_diag.stride(0) == 0 && inv_diag.scalar_type() == at::kDouble
+                               ? inv_diag
+                               : inv_diag.contiguous().to(at::kDouble);
   const double* di = d_inv.data_ptr<double>();
+  const int64_t ds = d_inv.stride(0);
   const int64_t* ag = agg.data();
-  const at::ScalarType itype = a.row_ptr.scalar_type();
+  const at::ScalarType itype = a.index_type();
   CsrData p;
   with_index_type(itype, [&]<typename I>() {
-    const I* rp = a.row_ptr.data_ptr<I>();
-    const I* ci = a.col_idx.data_ptr<I>();
-    const double* va = a.values.data_ptr<double>();
-    // pass 1: entries per row of P (at most those of A's row, so A's index type holds nnz(P))
-    at::Tensor prp = at::empty({n + 1}, itype);
-    I* pr = prp.data_ptr<I>();
-    pr[0] = 0;
+    with_rows(a, [&](const auto& rows) {
+      // pass 1: entries per row of P (at most those of A's row, so A's index type holds nnz(P))
+      at::Tensor prp = at::empty({n + 1}, itype);
+      I* pr = prp.data_ptr<I>();
+      pr[0] = 0;
 #pragma omp parallel
-    {
-      RowSums sums;
+      {
+        RowSums sums;
 #pragma omp for schedule(static)
-      for (int64_t i = 0; i < n; ++i) pr[i + 1] = static_cast<I>(aggregate_sums(rp, ci, va, ag, coarse, i, sums));
-    }
-    for (int64_t i = 0; i < n; ++i) pr[i + 1] += pr[i];                          // row_ptr = prefix sum
-    const int64_t nnz = pr[n];
-    at::Tensor pci = at::empty({nnz}, itype), pva = at::empty({nnz}, at::kDouble);
-    I* pc = pci.data_ptr<I>();
-    double* pv = pva.data_ptr<double>();
-    // pass 2: P(i, c) = -w / a_ii (A T)(i, c) + [c = agg(i)]
+        for (int64_t i = 0; i < n; ++i) pr[i + 1] = static_cast<I>(aggregate_sums(rows, ag, coarse, i, sums));
+      }
+      for (int64_t i = 0; i < n; ++i) pr[i + 1] += pr[i];                        // row_ptr = prefix sum
+      const int64_t nnz = pr[n];
+      at::Tensor pci = at::empty({nnz}, itype), pva = at::empty({nnz}, at::kDouble);
+      I* pc = pci.data_ptr<I>();
+      double* pv = pva.data_ptr<double>();
+      // pass 2: P(i, c) = -w / a_ii (A T)(i, c) + [c = agg(i)]
 #pragma omp parallel
-    {
-      RowSums sums;
+      {
+        RowSums sums;
 #pragma omp for schedule(static)
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t count = aggregate_sums(rp, ci, va, ag, coarse, i, sums);
-        const double s = (-omega) * di[i];                                      // s_i = -w / a_ii
-        for (int64_t q = 0; q < count; ++q) {
-          pc[pr[i] + q] = static_cast<I>(sums.terms[q].first);
-          pv[pr[i] + q] = sums.terms[q].second * s;                             // -w D^{-1} A T
-          if (sums.terms[q].first == ag[i]) pv[pr[i] + q] += 1.0;               // + T
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t count = aggregate_sums(rows, ag, coarse, i, sums);
+          const double s = (-omega) * di[i * ds];                               // s_i = -w / a_ii
+          for (int64_t q = 0; q < count; ++q) {
+            pc[pr[i] + q] = static_cast<I>(sums.terms[q].first);
+            pv[pr[i] + q] = sums.terms[q].second * s;                           // -w D^{-1} A T
+            if (sums.terms[q].first == ag[i]) pv[pr[i] + q] += 1.0;             // + T
+          }
         }
       }
-    }
-    p = CsrData{prp, pci, pva, n, coarse, nullptr};
+      p = CsrData{prp, pci, pva, n, coarse, nullptr};
+    });
   });
   return p;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sla/precond/amg.h"
+#include "sla/precond/row_view.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
@@ -20,18 +21,11 @@ constexpr int64_t kDenseLimit = 2000;
 
 /// Greedy aggregation in four passes over the strength graph
 /// (j strong for i when |a_ij| >= theta sqrt(|a_ii a_jj|), j != i); every row with an
-/// off-diagonal entry ends in an aggregate.
-template <typename I>
-int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg) {
-  const I* rp = a.row_ptr.data_ptr<I>();
-  const I* ci = a.col_idx.data_ptr<I>();
-  const double* va = a.values.data_ptr<double>();
-  const at::Tensor diag = a.diagonal();
-  const double* d = diag.data_ptr<double>();
-  const int64_t n = a.rows;
-  auto strong = [&](int64_t i, I p) {
-    const int64_t j = ci[p];
-    return j != i && va[p] != 0.0 && std::abs(va[p]) >= theta * std::sqrt(std::abs(d[i] * d[j]));
+/// off-diagonal entry ends in an aggregate. `rows` is a row view (row_view.h).
+template <typename Rows>
+int64_t aggregate_rows(const Rows& rows, const double* d, int64_t n, double theta, std::vector<int64_t>& agg) {
+  auto strong = [&](int64_t i, int64_t j, double v) {
+    return j != i && v != 0.0 && std::abs(v) >= theta * std::sqrt(std::abs(d[i] * d[j]));
   };
   agg.assign(n, -1);
   int64_t count = 0;
@@ -39,16 +33,16 @@ int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg
   for (int64_t i = 0; i < n; ++i) {
     if (agg[i] >= 0) continue;
     bool free = true, any = false;
-    for (I p = rp[i]; p < rp[i + 1] && free; ++p) {
-      if (!strong(i, p)) continue;
+    rows.for_each(i, [&](int64_t j, double v) {
+      if (!free || !strong(i, j, v)) return;
       any = true;
-      free = agg[ci[p]] < 0;
-    }
+      free = agg[j] < 0;
+    });
     if (!free || !any) continue;
     agg[i] = count;
-    for (I p = rp[i]; p < rp[i + 1]; ++p) {
-      if (strong(i, p)) agg[ci[p]] = count;
-    }
+    rows.for_each(i, [&](int64_t j, double v) {
+      if (strong(i, j, v)) agg[j] = count;
+    });
     ++count;
   }
   // Pass 2: a free node joins the pass-1 aggregate it is most strongly connected to.
@@ -56,12 +50,12 @@ int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg
   for (int64_t i = 0; i < n; ++i) {
     if (agg[i] >= 0) continue;
     double best = 0.0;
-    for (I p = rp[i]; p < rp[i + 1]; ++p) {
-      if (strong(i, p) && agg[ci[p]] >= 0 && std::abs(va[p]) > best) {
-        best = std::abs(va[p]);
-        join[i] = agg[ci[p]];
+    rows.for_each(i, [&](int64_t j, double v) {
+      if (strong(i, j, v) && agg[j] >= 0 && std::abs(v) > best) {
+        best = std::abs(v);
+        join[i] = agg[j];
       }
-    }
+    });
   }
   for (int64_t i = 0; i < n; ++i) {
     if (join[i] >= 0) agg[i] = join[i];
@@ -70,9 +64,9 @@ int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg
   for (int64_t i = 0; i < n; ++i) {
     if (agg[i] >= 0) continue;
     bool any = false;
-    for (I p = rp[i]; p < rp[i + 1]; ++p) {
-      if (strong(i, p) && agg[ci[p]] < 0) { agg[ci[p]] = count; any = true; }
-    }
+    rows.for_each(i, [&](int64_t j, double v) {
+      if (strong(i, j, v) && agg[j] < 0) { agg[j] = count; any = true; }
+    });
     if (any) agg[i] = count++;
   }
   // Pass 4: a row still left (only weak connections) joins the aggregate it is most strongly
@@ -86,20 +80,20 @@ int64_t aggregate_rows(const CsrData& a, double theta, std::vector<int64_t>& agg
     double best = 0.0;
     int64_t target = -1;
     bool any = false;
-    for (I p = rp[i]; p < rp[i + 1]; ++p) {
-      if (ci[p] == i || va[p] == 0.0) continue;
+    rows.for_each(i, [&](int64_t j, double v) {
+      if (j == i || v == 0.0) return;
       any = true;
-      if (agg[ci[p]] >= 0 && std::abs(va[p]) > best) {   // the most strongly connected aggregate
-        best = std::abs(va[p]);
-        target = agg[ci[p]];
+      if (agg[j] >= 0 && std::abs(v) > best) {   // the most strongly connected aggregate
+        best = std::abs(v);
+        target = agg[j];
       }
-    }
+    });
     if (target >= 0) {
       agg[i] = target;
     } else if (any) {                                    // every neighbour free: a new aggregate
-      for (I p = rp[i]; p < rp[i + 1]; ++p) {
-        if (ci[p] != i && va[p] != 0.0) agg[ci[p]] = count;
-      }
+      rows.for_each(i, [&](int64_t j, double v) {
+        if (j != i && v != 0.0) agg[j] = count;
+      });
       agg[i] = count++;
     }
   }
@@ -141,8 +135,10 @@ at::Tensor dense_inverse(const at::Tensor& dense) {
 
 int64_t aggregate(const CsrData& a, double strength, std::vector<int64_t>& aggregate_of) {
   int64_t count = 0;
-  with_index_type(a.row_ptr.scalar_type(),
-                  [&]<typename I>() { count = aggregate_rows<I>(a, strength, aggregate_of); });
+  const at::Tensor diag = a.diagonal();
+  with_rows(a, [&](const auto& rows) {
+    count = aggregate_rows(rows, diag.data_ptr<double>(), a.rows, strength, aggregate_of);
+  });
   return count;
 }
 
@@ -186,6 +182,13 @@ AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
     TESSERA_CHECK(!(d == 0).any().item<bool>(), InvalidInput, "AMG: the matrix has a zero on its diagonal (level ",
                   levels.size(), ")");
     level.inv_diag = d.reciprocal();                                           // D^{-1}
+    if (a.matrix_free() && a.rows > 0 && (d == d[0]).all().item<bool>()) {
+      // one diagonal value (a constant-coefficient stencil storing it on every row): D^{-1}
+      // as one number broadcast over the rows, 8 bytes instead of 8 per row; the products
+      // with it are the same bits
+      level.inv_diag = level.inv_diag.narrow(0, 0, 1).clone().expand({a.rows});
+    }
+    d = at::Tensor();                                                          // not held through the level
     level.lambda_max = 1.1 * estimate_lambda_max(a, level.inv_diag, 12);
     seconds.spectrum += since(t0);
     const bool last = a.rows <= options.coarse_size || static_cast<int>(levels.size()) + 1 >= options.max_levels;
@@ -201,7 +204,9 @@ AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
     level.p = smoothed_prolongator(a, level.inv_diag, level.lambda_max, agg, coarse);
     seconds.prolongator += since(t0);
     t0 = clock::now();
-    a = csr_triple_product(csr_transpose(level.p), a, level.p);                // A_c = P^T (A P) (P^T not kept)
+    // A_c = P^T (A P): on the finest level without A P or P^T stored (the set-up's peak
+    // there), on the coarser ones (short, and with long rows in 3D) with both, freed after
+    a = levels.empty() ? galerkin_product(a, level.p) : csr_triple_product(csr_transpose(level.p), a, level.p);
     seconds.galerkin += since(t0);
     level.p.prepare();
     levels.push_back(std::move(level));

@@ -14,6 +14,7 @@
 
 #include "sla/kernels/csr_kernels.h"
 #include "sla/kernels/spmv.h"
+#include "sla/precond/row_view.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
@@ -84,6 +85,10 @@ CsrData gustavson(int64_t rows, int64_t cols, const RowProducts& row_products) {
 
 }  // namespace
 
+at::ScalarType CsrData::index_type() const {
+  return matrix_free() ? index_dtype_for(nnz(), cols) : row_ptr.scalar_type();
+}
+
 void CsrData::prepare() {
   if (plan || !values.defined() || !values.is_cpu() || values.scalar_type() != at::kDouble) return;
   // the stencil form (1 byte per row) when the matrix has one, else the CSR tensors as they
@@ -94,6 +99,8 @@ void CsrData::prepare() {
 }
 
 at::Tensor CsrData::apply(const at::Tensor& x) const {
+  TESSERA_CHECK(!matrix_free() || (x.is_cpu() && x.scalar_type() == at::kDouble), Unsupported,
+                "a matrix-free (stencil) operator applies to float64 CPU vectors only");
   if (plan && x.is_cpu() && x.scalar_type() == at::kDouble) {
     at::Tensor y = at::empty({rows}, x.options());
     plan->apply(x.contiguous(), y);                                // y = A x, no per-product set-up
@@ -107,10 +114,13 @@ void CsrData::apply(const at::Tensor& x, at::Tensor& y) const {
     plan->apply(x.contiguous(), y);                                // y = A x in place
     return;
   }
+  TESSERA_CHECK(!matrix_free(), Unsupported,
+                "a matrix-free (stencil) operator applies to contiguous float64 CPU vectors only");
   y.copy_(apply(x));
 }
 
 at::Tensor CsrData::apply_transposed(const at::Tensor& x) const {
+  TESSERA_CHECK(!matrix_free(), Unsupported, "apply_transposed: not of a matrix-free operator");
   if (!x.is_cpu() || !row_ptr.is_cpu()) {   // y_j = sum_{(i, j) stored} a_ij x_i, with ATen ops
     const at::Tensor row = csr_row_indices(row_ptr, nnz());
     return at::zeros({cols}, x.options()).index_add_(0, col_idx.to(at::kLong), values * x.index_select(0, row));
@@ -136,7 +146,56 @@ at::Tensor CsrData::apply_transposed(const at::Tensor& x) const {
   return (threads == 1 ? partial[0] : partial.sum(0)).to(x.scalar_type());
 }
 
+void CsrData::apply_transposed(const at::Tensor& x, at::Tensor& y, at::Tensor& partial) const {
+  TESSERA_CHECK(!matrix_free(), Unsupported, "apply_transposed: not of a matrix-free operator");
+  if (!x.is_cpu() || !row_ptr.is_cpu() || x.scalar_type() != at::kDouble || !y.is_contiguous()) {
+    y.copy_(apply_transposed(x));
+    return;
+  }
+  const at::Tensor xc = x.contiguous();
+  const int threads = rows * 4 < 65536 ? 1 : std::max(1, at::get_num_threads());   // as apply_transposed(x)
+  if (!partial.defined() || partial.size(0) != threads || partial.size(1) != cols) {
+    partial = at::empty({threads, cols}, at::kDouble);
+  }
+  partial.zero_();
+  const double* xp = xc.data_ptr<double>();
+  const double* vp = values.data_ptr<double>();
+  double* buf = partial.data_ptr<double>();
+  with_index_type(row_ptr.scalar_type(), [&]<typename I>() {
+    const I* rp = row_ptr.data_ptr<I>();
+    const I* ci = col_idx.data_ptr<I>();
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num(), team = omp_get_num_threads();
+      double* out = buf + static_cast<int64_t>(t) * cols;
+      for (int64_t i = rows * t / team; i < rows * (t + 1) / team; ++i) {
+        for (I p = rp[i]; p < rp[i + 1]; ++p) out[ci[p]] += vp[p] * xp[i];   // y_j += a_ij x_i
+      }
+    }
+  });
+  if (threads == 1) {
+    y.copy_(partial[0]);
+  } else {
+    at::sum_out(y, partial, at::IntArrayRef{0});                                   // the same reduction as partial.sum(0)
+  }
+}
+
 at::Tensor CsrData::diagonal() const {
+  if (matrix_free()) {   // the coefficient of offset 0 where a row stores it
+    const StencilForm& s = plan->stencil();
+    const auto it = std::find(s.offsets.begin(), s.offsets.end(), int64_t{0});
+    at::Tensor d = at::zeros({rows}, at::kDouble);
+    if (it == s.offsets.end()) return d;
+    const int bit = static_cast<int>(it - s.offsets.begin());
+    const double c = s.coeffs[bit];
+    const uint8_t* m = s.mask.data_ptr<uint8_t>();
+    double* dp = d.data_ptr<double>();
+#pragma omp parallel for schedule(static) if (rows > 65536)
+    for (int64_t i = 0; i < rows; ++i) {
+      if (m[i] >> bit & 1u) dp[i] = c;
+    }
+    return d;
+  }
   const int64_t n = std::min(rows, cols);
   if (row_ptr.is_cpu()) {   // a_ii by binary search in each row's sorted columns: no nnz-sized temporary
     at::Tensor d = at::zeros({n}, values.options());
@@ -160,9 +219,28 @@ at::Tensor CsrData::diagonal() const {
 }
 
 at::Tensor CsrData::to_dense() const {
+  if (matrix_free()) {
+    at::Tensor dense = at::zeros({rows, cols}, at::kDouble);
+    double* dp = dense.data_ptr<double>();
+    with_rows(*this, [&](const auto& view) {
+      for (int64_t i = 0; i < rows; ++i) view.for_each(i, [&](int64_t j, double v) { dp[i * cols + j] += v; });
+    });
+    return dense;
+  }
   at::Tensor dense = at::zeros({rows, cols}, values.options());
   at::Tensor row = csr_row_indices(row_ptr, nnz());
   return dense.index_put_({row, col_idx.to(at::kLong)}, values, /*accumulate=*/true);
+}
+
+CsrData csr_from_stencil(std::shared_ptr<const SpmvPlan> plan) {
+  TESSERA_CHECK(plan && plan->uses_stencil() && plan->rows() == plan->cols(), InvalidInput,
+                "csr_from_stencil: a square plan in stencil form");
+  CsrData a;
+  a.rows = plan->rows();
+  a.cols = plan->cols();
+  a.stored = plan->stencil().stored();
+  a.plan = std::move(plan);
+  return a;
 }
 
 CsrData csr_of(const SparseTensor& a, int64_t batch) {
@@ -177,6 +255,7 @@ at::ScalarType index_dtype_for(int64_t nnz, int64_t cols) {
 }
 
 CsrData csr_transpose(const CsrData& a) {
+  TESSERA_CHECK(!a.matrix_free(), Unsupported, "csr_transpose: not of a matrix-free operator");
   CsrData out;
   out.rows = a.cols;
   out.cols = a.rows;
@@ -208,6 +287,22 @@ CsrData csr_transpose(const CsrData& a) {
 CsrData csr_multiply(const CsrData& a0, const CsrData& b0) {
   TESSERA_CHECK(a0.cols == b0.rows, DimensionMismatch, "csr_multiply: ", a0.rows, "x", a0.cols, " times ",
                 b0.rows, "x", b0.cols);
+  TESSERA_CHECK(!b0.matrix_free(), Unsupported, "csr_multiply: B matrix-free");
+  if (a0.matrix_free()) {   // A's rows from its stencil form, in the same column order as its CSR
+    CsrData out;
+    with_index_type(b0.row_ptr.scalar_type(), [&]<typename I>() {
+      const I *brp = b0.row_ptr.data_ptr<I>(), *bci = b0.col_idx.data_ptr<I>();
+      const double* bva = b0.values.data_ptr<double>();
+      with_rows(a0, [&](const auto& view) {
+        out = gustavson<I>(a0.rows, b0.cols, [&](int64_t i, auto&& emit) {
+          view.for_each(i, [&](int64_t k, double aik) {
+            for (I q = brp[k]; q < brp[k + 1]; ++q) emit(bci[q], aik * bva[q]);   // a_ik b_kj
+          });
+        });
+      });
+    });
+    return out;
+  }
   const at::ScalarType t = common_index({&a0, &b0});
   const CsrData a = with_index(a0, t), b = with_index(b0, t);
   CsrData out;
@@ -229,6 +324,107 @@ CsrData csr_triple_product(const CsrData& r, const CsrData& a, const CsrData& p)
   TESSERA_CHECK(r.cols == a.rows && a.cols == p.rows, DimensionMismatch, "csr_triple_product: shapes ", r.rows,
                 "x", r.cols, ", ", a.rows, "x", a.cols, ", ", p.rows, "x", p.cols);
   return csr_multiply(r, csr_multiply(a, p));   // R (A P): each row of A P formed once, freed after
+}
+
+}  // namespace tessera::sla::detail
+
+namespace tessera::sla::detail {
+
+CsrData galerkin_product(const CsrData& a, const CsrData& p) {
+  TESSERA_CHECK(a.rows == a.cols && a.cols == p.rows && !p.matrix_free(), DimensionMismatch,
+                "galerkin_product: A ", a.rows, "x", a.cols, ", P ", p.rows, "x", p.cols);
+  const int64_t fine = p.rows, coarse = p.cols;
+  CsrData out;
+  with_index_type(p.row_ptr.scalar_type(), [&]<typename I>() {
+    const I* prp = p.row_ptr.data_ptr<I>();
+    const I* pci = p.col_idx.data_ptr<I>();
+    const double* pva = p.values.data_ptr<double>();
+    // P^T's pattern: for each coarse column, the fine rows storing it, ascending (counting sort)
+    std::vector<I> trp(static_cast<size_t>(coarse) + 1, 0);
+    const int64_t pnnz = p.nnz();
+    for (int64_t q = 0; q < pnnz; ++q) ++trp[pci[q] + 1];
+    for (int64_t c = 0; c < coarse; ++c) trp[c + 1] += trp[c];
+    at::Tensor tci_t = at::empty({pnnz}, p.col_idx.options());
+    I* tci = tci_t.data_ptr<I>();
+    {
+      std::vector<I> next(trp.begin(), trp.end() - 1);
+      for (int64_t k = 0; k < fine; ++k) {
+        for (I q = prp[k]; q < prp[k + 1]; ++q) tci[next[pci[q]]++] = static_cast<I>(k);
+      }
+    }
+    with_rows(a, [&](const auto& arows) {
+      // pass 1: the columns of row I of A_c, those of the rows of P reached from P^T's row I
+      // through A (each distinct column counted once by a marker)
+      std::vector<int64_t> counts(static_cast<size_t>(coarse) + 1, 0);
+#pragma omp parallel
+      {
+        std::vector<int64_t> marker(coarse, -1);
+#pragma omp for schedule(dynamic, 512)
+        for (int64_t ci = 0; ci < coarse; ++ci) {
+          int64_t c = 0;
+          for (I t = trp[ci]; t < trp[ci + 1]; ++t) {
+            arows.for_each(tci[t], [&](int64_t m, double) {
+              for (I q = prp[m]; q < prp[m + 1]; ++q) {
+                if (marker[pci[q]] != ci) { marker[pci[q]] = ci; ++c; }
+              }
+            });
+          }
+          counts[ci + 1] = c;
+        }
+      }
+      for (int64_t c = 0; c < coarse; ++c) counts[c + 1] += counts[c];
+      const int64_t nnz = counts[coarse];
+      TESSERA_CHECK(sizeof(I) == 8 || nnz <= std::numeric_limits<int32_t>::max(), Unsupported,
+                    "galerkin_product: ", nnz, " entries exceed int32 indices");
+      const auto itype = sizeof(I) == 4 ? at::kInt : at::kLong;
+      at::Tensor rp = at::empty({coarse + 1}, itype), cit = at::empty({nnz}, itype), va = at::empty({nnz}, at::kDouble);
+      I* rpp = rp.data_ptr<I>();
+      I* cip = cit.data_ptr<I>();
+      double* vap = va.data_ptr<double>();
+      for (int64_t c = 0; c <= coarse; ++c) rpp[c] = static_cast<I>(counts[c]);
+      // pass 2: row I = sum over k ascending in P^T's row I of P(k, I) times row k of A P, each
+      // row of A P summed as csr_multiply sums it (first term from 0.0, then in A's column
+      // order), each sum of row I as gustavson adds (per column, in k order): the same bits
+#pragma omp parallel
+      {
+        std::vector<int64_t> marker(coarse, -1);
+        std::vector<double> acc(coarse, 0.0);
+        std::vector<std::pair<int64_t, double>> ap;                         // row k of A P
+#pragma omp for schedule(dynamic, 512)
+        for (int64_t ci = 0; ci < coarse; ++ci) {
+          I* row_cols = cip + counts[ci];
+          int64_t c = 0;
+          for (I t = trp[ci]; t < trp[ci + 1]; ++t) {
+            const int64_t k = tci[t];
+            const I* hit = std::lower_bound(pci + prp[k], pci + prp[k + 1], static_cast<I>(ci));
+            const double pki = pva[hit - pci];                              // P(k, I) = P^T(I, k)
+            ap.clear();
+            arows.for_each(k, [&](int64_t m, double akm) {
+              for (I q = prp[m]; q < prp[m + 1]; ++q) {
+                const int64_t j = pci[q];
+                const double v = akm * pva[q];                               // a_km p_mj
+                size_t s = 0;
+                while (s < ap.size() && ap[s].first != j) ++s;
+                if (s == ap.size()) {
+                  ap.emplace_back(j, 0.0 + v);
+                } else {
+                  ap[s].second += v;
+                }
+              }
+            });
+            for (const auto& [j, v] : ap) {                                 // A_c(I, j) += P^T(I, k) (A P)(k, j)
+              if (marker[j] != ci) { marker[j] = ci; acc[j] = 0.0; row_cols[c++] = static_cast<I>(j); }
+              acc[j] += pki * v;
+            }
+          }
+          std::sort(row_cols, row_cols + c);
+          for (int64_t q = 0; q < c; ++q) vap[counts[ci] + q] = acc[row_cols[q]];
+        }
+      }
+      out = CsrData{rp, cit, va, coarse, coarse, nullptr};
+    });
+  });
+  return out;
 }
 
 }  // namespace tessera::sla::detail

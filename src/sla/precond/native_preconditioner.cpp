@@ -75,7 +75,8 @@ LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_fa
                     static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)), s.spectrum,
                     s.aggregation, s.prolongator, s.galerkin, s.coarse_inverse);
       summary_ = line;
-      return [h](const at::Tensor& r) { return h->vcycle(r); };               // z = V-cycle(r)
+      return IntoOperator{[h](const at::Tensor& r, at::Tensor& z) { h->vcycle(r, z); },   // z = cycle(r), into z
+                          [h](const at::Tensor& r, at::Tensor& z, at::Tensor& scratch) { h->vcycle(r, z, &scratch); }};
     }
     case Preconditioner::IC0:
     case Preconditioner::ILU0: {

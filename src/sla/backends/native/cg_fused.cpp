@@ -3,6 +3,8 @@
 //   q = A p and <p, q>                      (the SpMV pass)
 //   x += alpha p, r -= alpha q, z = M^{-1} r, <r, r>, <r, z>   (one pass)
 //   p = z + beta p                          (one pass)
+// A set-up preconditioner that writes into a given vector (IntoOperator: the AMG cycle) writes
+// into CG's z; x is the driver's own vector when it says so (KrylovParams::x0_in_place).
 
 #include <ATen/ATen.h>
 
@@ -20,10 +22,27 @@ KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, cons
   KrylovResult out;
   const std::vector<int64_t>& blocks = a.row_blocks();
   const bool diagonal = m.is_diagonal(), jacobi = diagonal && m.inv_diag.defined();
-  at::Tensor x = x0.contiguous().clone(), q = at::empty_like(x), p = at::empty_like(x);
+  const IntoOperator* into = diagonal ? nullptr : m.apply_set_up.target<IntoOperator>();
+  // q = A p is dead from the step's update until the next product, unless the flexible beta
+  // reads it after M^{-1}: then the operator may use it as scratch
+  const bool lend_q = into && into->into_scratch && !params.flexible;
+  at::Tensor x = params.x0_in_place && x0.is_contiguous() ? x0 : x0.contiguous().clone();
+  at::Tensor q = at::empty_like(x), p = at::empty_like(x);
   a.apply(x, q);
   at::Tensor r = b.contiguous() - q;                                  // r = b - A x
-  at::Tensor z = diagonal && !jacobi ? r : m.apply(r).contiguous();   // z = M^{-1} r (M = I: z is r)
+  at::Tensor z;                                                       // z = M^{-1} r (M = I: z is r)
+  if (diagonal && !jacobi) {
+    z = r;
+  } else if (into) {
+    z = at::empty_like(r);
+    if (lend_q) {
+      into->into_scratch(r, z, q);                                    // q (A x0) is dead: the operator's scratch
+    } else {
+      into->into(r, z);
+    }
+  } else {
+    z = m.apply(r).contiguous();
+  }
   at::Tensor d = jacobi ? m.inv_diag.contiguous() : at::Tensor();
   double* xp = x.data_ptr<double>();
   double* rp = r.data_ptr<double>();
@@ -52,7 +71,13 @@ KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, cons
       if (diagonal) {
         rz_new = rr;                                                  // M = I: <r, z> = <r, r>
       } else {
-        z = m.apply(r).contiguous();                                  // z = M^{-1} r
+        if (lend_q) {
+          into->into_scratch(r, z, q);                                // z = M^{-1} r, in place; q dead here
+        } else if (into) {
+          into->into(r, z);                                           // z = M^{-1} r, in place
+        } else {
+          z = m.apply(r).contiguous();                                // z = M^{-1} r
+        }
         if (params.flexible) {
           const TwoSums s = blocked_dot2(blocks, z.data_ptr<double>(), rp, qp);   // <z, r>, <z, q>
           rz_new = s.first;

@@ -21,6 +21,18 @@ class SpmvPlan;
 /// y = A v on 1-D vectors [n].
 using LinearOperator = std::function<at::Tensor(const at::Tensor&)>;
 
+/// A LinearOperator that can also write its result into a given vector: z = M^{-1} r without
+/// a new vector per application (the AMG cycle). Held in a LinearOperator, it is found by
+/// `target<IntoOperator>()`; the fused CG loop then applies it into its own z.
+struct IntoOperator {
+  std::function<void(const at::Tensor& r, at::Tensor& z)> into;   ///< z [n], contiguous, not r
+  /// Optional: the same with a vector of the caller's that is dead meanwhile (CG's q, which
+  /// the operator may overwrite: the AMG cycle's finest smoother direction), so the operator
+  /// holds one vector less.
+  std::function<void(const at::Tensor& r, at::Tensor& z, at::Tensor& scratch)> into_scratch;
+  at::Tensor operator()(const at::Tensor& r) const;                ///< into a new vector
+};
+
 /// The vector space the methods run in. Single-process by default; a distributed solve
 /// sums the inner products over the ranks (and agrees on flags), so that the same
 /// algorithm code serves both.
@@ -51,6 +63,8 @@ struct KrylovParams {
   /// CG with a preconditioner that is not a fixed linear map (the AMG K-cycle): the flexible
   /// (Polak-Ribiere) beta = <z_k+1, r_k+1 - r_k> / <z_k, r_k> = -alpha <z_k+1, A p_k> / <z_k, r_k>.
   bool flexible = false;
+  /// The fused CG loop may iterate in x0 itself (the driver's own vector) instead of a copy.
+  bool x0_in_place = false;
 };
 
 struct KrylovResult {
@@ -89,7 +103,9 @@ bool cg_should_stop(double rnorm, int64_t it, const KrylovParams& params, Krylov
 KrylovResult run_cg(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                     const KrylovParams& params);
 /// CG on a CPU CSR plan with fused vector passes and no allocation per iteration (same
-/// iterates as run_cg up to rounding; M from m as in run_cg).
+/// iterates as run_cg up to rounding; M from m as in run_cg, into CG's own z when m's
+/// operator is an IntoOperator, lending it q, dead while M^{-1} r is formed, unless flexible).
+/// Five vectors: x (x0 itself with params.x0_in_place), r, p, q, z.
 KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params);
 KrylovResult run_bicgstab(const LinearOperator& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,

@@ -42,6 +42,12 @@ at::Tensor CsrOperator::operator()(const at::Tensor& v) const {
   return y;
 }
 
+at::Tensor IntoOperator::operator()(const at::Tensor& r) const {
+  at::Tensor z = at::empty({r.numel()}, r.options());
+  into(r, z);
+  return z;
+}
+
 LinearOperator csr_operator(const SparseTensor& a, int64_t batch, bool transpose, bool stencil) {
   at::Tensor values = a.values().detach().reshape({a.batch_size(), a.nnz()}).narrow(0, batch, 1).contiguous();
   if (values.is_cpu() && values.scalar_type() == at::kDouble) {
@@ -98,6 +104,7 @@ at::Tensor krylov_solve(const LinearOperator& a, const at::Tensor& diagonal, con
   params.restart = options.gmres_restart;
   params.flexible = options.preconditioner == Preconditioner::AMG && options.amg.cycle == AmgCycle::K;
   at::Tensor x = at::zeros_like(b);
+  params.x0_in_place = true;                                          // x is ours: CG iterates in it
   if (bnorm == 0.0) {                                                  // A x = 0: x = 0
     info.status = SolveStatus::Converged;
     info.residual = 0.0;

@@ -21,7 +21,9 @@ namespace {
 class NativeSolver final : public IterativeSolver {
  public:
   NativeSolver(const SparseTensor& a, int64_t batch, const SolveOptions& options) : a_(a), batch_(batch), options_(options) {
-    diagonal_ = a.with_values(a.values().reshape({a.batch_size(), a.nnz()})[batch]).diagonal();   // a_ii
+    if (options.preconditioner == Preconditioner::Jacobi) {   // a_ii: Jacobi's M (not held otherwise)
+      diagonal_ = a.with_values(a.values().reshape({a.batch_size(), a.nnz()})[batch]).diagonal();
+    }
     forward_ = detail::csr_operator(a, batch, false, options.stencil_spmv);
     if (detail::NativePreconditioner::handles(options.preconditioner)) {
       const bool symmetric = detect_properties(a, batch).symmetric;   // M^{-T} = M^{-1} then
