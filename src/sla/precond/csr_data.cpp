@@ -390,6 +390,7 @@ CsrData galerkin_product(const CsrData& a, const CsrData& p) {
         std::vector<int64_t> marker(coarse, -1);
         std::vector<double> acc(coarse, 0.0);
         std::vector<std::pair<int64_t, double>> ap;                         // row k of A P
+        std::vector<int32_t> slot(coarse, -1);                               // column j's place in ap
 #pragma omp for schedule(dynamic, 512)
         for (int64_t ci = 0; ci < coarse; ++ci) {
           I* row_cols = cip + counts[ci];
@@ -403,15 +404,15 @@ CsrData galerkin_product(const CsrData& a, const CsrData& p) {
               for (I q = prp[m]; q < prp[m + 1]; ++q) {
                 const int64_t j = pci[q];
                 const double v = akm * pva[q];                               // a_km p_mj
-                size_t s = 0;
-                while (s < ap.size() && ap[s].first != j) ++s;
-                if (s == ap.size()) {
+                if (slot[j] < 0) {
+                  slot[j] = static_cast<int32_t>(ap.size());
                   ap.emplace_back(j, 0.0 + v);
                 } else {
-                  ap[s].second += v;
+                  ap[slot[j]].second += v;
                 }
               }
             });
+            for (const auto& term : ap) slot[term.first] = -1;
             for (const auto& [j, v] : ap) {                                 // A_c(I, j) += P^T(I, k) (A P)(k, j)
               if (marker[j] != ci) { marker[j] = ci; acc[j] = 0.0; row_cols[c++] = static_cast<I>(j); }
               acc[j] += pki * v;
