@@ -4,8 +4,10 @@
 // code, kept here as the reference), and MemoryLedger bounds on bytes per unknown.
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sla/kernels/spmv.h"
@@ -210,6 +212,12 @@ TEST(Stencil, SolveEqualsTheCsrSolveBitForBit) {
 // row, a second mask) above the CSR (64 B, the caller's): 134.6 B; ~169 B before the cycle reused
 // its vectors, CG iterated in its own copy of x and the native solver held A's diagonal.
 TEST(Stencil, AmgCgBytesPerUnknown) {
+  // two threads, as measured: the restriction's scatter buffers are [threads, coarse rows]
+  struct Threads {
+    int saved = at::get_num_threads();
+    Threads() { at::set_num_threads(std::min(saved, 2)); }
+    ~Threads() { at::set_num_threads(saved); }
+  } threads;
   core::MemoryLedger::install();
   const int64_t n = 512;
   const double rows = static_cast<double>(n * n);
