@@ -63,11 +63,11 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
       }
       const Interval& base = *plan.crown[p];
       const NeededBounds& needed = plan.rows.at(p);
-      if (needed.idx.numel() == 0) {
+      if (needed.per_domain() == 0) {
         state.bounds[p] = base;
         continue;
       }
-      Interval tight = crown_rows(graph, state, env, p, needed.idx, true);  // [D, |idx|]
+      Interval tight = crown_rows(graph, state, env, p, needed.idx, true);  // [D, k]
       Interval own = with_needed(base, needed, tight);  // the slopes' gradient flows through
       if (state.intersect_reference) {
         // value: the intersection with CROWN's bounds; gradient: the step's own bound's
@@ -84,7 +84,7 @@ void alpha_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
 }
 
 // This rank's block of the rows [I; -I] over `positions` positions of each of `domains`
-// domains (crown_rows splits the rows between the ranks of a sharded state with one domain).
+// domains (their own) (crown_rows splits the rows between the ranks of a sharded state with one domain).
 RowBlock intermediate_rows(int64_t positions, int64_t domains, const std::shared_ptr<dist::Communicator>& state_rows) {
   const int64_t rows = 2 * positions * domains;
   return domains == 1 ? row_block(rows, state_rows) : RowBlock{0, rows, {rows}};
@@ -97,8 +97,8 @@ void init_alphas(const Graph& graph, const AlphaPlan& plan, int64_t final_rows, 
                  std::map<std::pair<int, int>, at::Tensor>& alphas, const OpEnv& env) {
   std::map<int, int64_t> starts{{graph.output_id(), final_rows}};  // the final rows: on every rank
   for (auto& [p, needed] : plan.rows) {
-    if (needed.idx.numel() == 0) continue;
-    RowBlock b = intermediate_rows(needed.idx.numel(), domains, state_rows);  // this rank's block of [I; -I]
+    if (needed.per_domain() == 0) continue;
+    RowBlock b = intermediate_rows(needed.per_domain(), domains, state_rows);  // this rank's block of [I; -I]
     starts[p] = b.end - b.begin;
   }
   for (const Node& r : graph.nodes()) {
@@ -135,7 +135,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
       if (p == 0 || plan.rows.count(p)) continue;
       if (bounds_from_inputs(graph, plan.crown, p)) {
         plan.from_inputs.insert(p);
-        plan.rows[p] = {at::empty({0}, at::kLong), at::empty({state.domains(), 0}, at::kBool)};  // no rows
+        plan.rows[p] = NeededBounds::none(state.domains());  // no rows
         continue;
       }
       plan.rows[p] = positions_needing_bounds(graph, *node.op, p, *plan.crown[p]);
@@ -143,7 +143,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   }
   if (!options.intermediate) {  // intermediate bounds fixed: no rows, no slopes but the final pass's
     plan.from_inputs.clear();
-    for (auto& [p, needed] : plan.rows) needed = {at::empty({0}, at::kLong), at::empty({state.domains(), 0}, at::kBool)};
+    for (auto& [p, needed] : plan.rows) needed = NeededBounds::none(state.domains());
   }
   const at::Tensor target = options.target.defined() ? options.target.to(env.dtype).reshape({-1}) : at::Tensor();
   TESSERA_CHECK(!target.defined() || target.numel() == a->rows(), DimensionMismatch, "alpha-CROWN: ", target.numel(),
@@ -158,7 +158,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   const double loss_weight = sharded && state.shard_rows->rank() != 0 ? 0.0 : 1.0;
   std::set<int> whole_starts{graph.output_id()};
   for (auto& [p, needed] : plan.rows)
-    if (!intermediate_rows(needed.idx.numel(), state.domains(), state.shard_rows).split) whole_starts.insert(p);
+    if (!intermediate_rows(needed.per_domain(), state.domains(), state.shard_rows).split) whole_starts.insert(p);
   std::map<std::pair<int, int>, AdamSlot> slots;
   for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
   at::Tensor best;

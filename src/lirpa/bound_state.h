@@ -49,6 +49,10 @@ struct BoundState {
   /// (interval arithmetic from the bounds before it) instead of replacing it: both are sound,
   /// the intersection is tighter. Off, CROWN's bounds are auto_LiRPA's.
   bool intersect_reference = false;
+  /// crown_intermediate's reference bounds are also intersected with forward linear bounds
+  /// over the input box (BoundOp::forward_forms; worth it for inputs of few dimensions):
+  /// fewer ReLU inputs cross zero, so fewer need CROWN rows.
+  bool forward_forms = false;
   /// When set, crown_lower stores the rows that reach each node id keyed here (rows over the
   /// node's value; id 0: the rows over the input), for branching heuristics and vertices.
   std::map<int, APtr>* record = nullptr;

@@ -106,22 +106,41 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
 
 Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
                     bool use_alpha) {
-  const int64_t domains = state.domains();
-  // rows per backward pass (bounds memory on CNNs); alpha runs keep one pass (alphas per row)
+  const int64_t domains = state.domains(), k = idx.size(1);
+  // rows per backward pass: at least 2048, more while the widest A matrix on the way back
+  // (rows x the largest node before p) stays within kPassBytes (memory on CNNs; the many
+  // narrow rows of a batch of domains of an MLP in one pass); alpha runs keep one pass
+  // (alphas per row). Sized for the whole batch: every rank cuts the same chunks.
+  constexpr int64_t kPassBytes = int64_t{8} << 20;
+  int64_t widest = 1;
+  for (int id = 0; id <= p; ++id) {
+    int64_t size = 1;
+    for (int64_t d : graph.node(id).shape) size *= d;
+    widest = std::max(widest, size);
+  }
   const int64_t batch = state.shard_domains ? state.batch_domains : domains;
-  const int64_t kChunk = use_alpha ? idx.numel() : std::max<int64_t>(1, 2048 / batch);
+  const int64_t pass_rows = std::max<int64_t>(2048, kPassBytes / (widest * at::elementSize(env.dtype)));
+  const int64_t kChunk = use_alpha ? k : std::max<int64_t>(1, pass_rows / batch);
   std::vector<at::Tensor> lo, hi;
-  for (int64_t s = 0; s < idx.numel(); s += kChunk) {
-    int64_t e = std::min(idx.numel(), s + kChunk);
-    at::Tensor part = idx.slice(0, s, e);
+  for (int64_t s = 0; s < k; s += kChunk) {
+    int64_t e = std::min(k, s + kChunk);
+    at::Tensor part = idx.slice(1, s, e);  // [D, e - s]
     at::Tensor sign = at::cat({at::ones({e - s}, at::kDouble), -at::ones({e - s}, at::kDouble)});
-    // rows [I; -I] over the positions, once per domain (domain-major)
-    at::Tensor lb = unit_rows_lower(graph, state, env, p, at::cat({part, part}).repeat({domains}), sign.repeat({domains}),
-                                    use_alpha).reshape({domains, 2 * (e - s)});
+    // rows [I; -I] over each domain's own positions (domain-major)
+    at::Tensor lb = unit_rows_lower(graph, state, env, p, at::cat({part, part}, 1).reshape({-1}),
+                                    sign.repeat({domains}), use_alpha).reshape({domains, 2 * (e - s)});
     lo.push_back(lb.slice(1, 0, e - s));
     hi.push_back(-lb.slice(1, e - s));  // u = -min(-x)
   }
+  if (lo.empty()) {
+    at::Tensor none = at::empty({domains, 0}, at::TensorOptions().dtype(env.dtype));
+    return {none, none};
+  }
   return {at::cat(lo, 1), at::cat(hi, 1)};
+}
+
+NeededBounds NeededBounds::none(int64_t domains) {
+  return {at::empty({domains, 0}, at::kLong), at::empty({domains, 0}, at::kBool)};
 }
 
 NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
@@ -131,20 +150,26 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
   const int64_t n = l.size(1);
   // a linear operator applied directly to the input box: its IBP bounds are exact already
   const Node& pn = graph.node(p);
-  if (!pn.op->needs_input_bounds() && pn.inputs == std::vector<int>{0})
-    return {at::empty({0}, at::kLong), at::empty({domains, 0}, at::kBool)};
-  if (!consumer.tight_bounds_only_across_zero())
-    return {at::arange(n, at::kLong), at::ones({domains, n}, at::kBool)};
-  // Like auto_LiRPA's sparse intermediate bounds: only the unstable ReLU inputs, unless more
-  // than 90% of them are unstable (then every position, as its dense path does), per domain.
-  constexpr double kMinimumSparsity = 0.9;
-  at::Tensor unstable = (l < 0).logical_and(u > 0);                               // [D, n]
-  at::Tensor dense = unstable.sum(1, false, at::kLong) > kMinimumSparsity * n;    // [D]
-  at::Tensor need = unstable.logical_or(dense.unsqueeze(1));
-  at::Tensor some = need.any(0);                // [n]: some domain needs it
-  if (agree) some = any_rank(*agree, some);      // some domain of some rank
-  at::Tensor idx = at::nonzero(some).reshape({-1});
-  return {idx, need.index_select(1, idx)};
+  if (!pn.op->needs_input_bounds() && pn.inputs == std::vector<int>{0}) return NeededBounds::none(domains);
+  at::Tensor need;  // [D, n]
+  if (!consumer.tight_bounds_only_across_zero()) {
+    need = at::ones({domains, n}, at::kBool);
+  } else {
+    // Like auto_LiRPA's sparse intermediate bounds: only the unstable ReLU inputs, unless more
+    // than 90% of them are unstable (then every position, as its dense path does), per domain.
+    constexpr double kMinimumSparsity = 0.9;
+    at::Tensor unstable = (l < 0).logical_and(u > 0);                             // [D, n]
+    at::Tensor dense = unstable.sum(1, false, at::kLong) > kMinimumSparsity * n;  // [D]
+    need = unstable.logical_or(dense.unsqueeze(1));
+  }
+  at::Tensor k = need.sum(1, false, at::kLong).max().reshape({1});
+  if (agree) agree->all_reduce(k, dist::ReduceOp::Max);  // the largest count of any rank's domains
+  const int64_t kk = k.item<int64_t>();
+  // each domain's positions: the needed ones first, then the others, both ascending
+  // (key = n [not needed] + position: distinct, so the order is unique)
+  at::Tensor key = need.logical_not().to(at::kLong) * n + at::arange(n, at::kLong).unsqueeze(0);
+  at::Tensor idx = std::get<1>(key.sort(1)).narrow(1, 0, kk).contiguous();
+  return {idx, need.gather(1, idx)};
 }
 
 bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Interval>>& bounds, int p) {
@@ -157,17 +182,17 @@ bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Inte
 
 Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect) {
   const int64_t domains = ref.lower.size(0);
-  using at::indexing::Slice;
-  at::Tensor l = ref.lower.reshape({domains, -1}).clone(), u = ref.upper.reshape({domains, -1}).clone();
-  if (needed.idx.numel() > 0) {
-    // l[d, idx] = tight where domain d needs it (max(tight, reference) with `intersect`: both
-    // are sound; written as a where() that keeps `tight`, and its whole gradient, on ties),
-    // the reference elsewhere (stable neurons)
-    at::Tensor rl = l.index({Slice(), needed.idx}), ru = u.index({Slice(), needed.idx});
+  at::Tensor l = ref.lower.reshape({domains, -1}), u = ref.upper.reshape({domains, -1});
+  if (needed.per_domain() > 0) {
+    // l[d, idx[d]] = tight where domain d needs it (max(tight, reference) with `intersect`:
+    // both are sound; written as a where() that keeps `tight`, and its whole gradient, on
+    // ties), the reference elsewhere: stable neurons, and the padding positions, so that a
+    // domain's bounds do not depend on the others of its batch
+    at::Tensor rl = l.gather(1, needed.idx), ru = u.gather(1, needed.idx);
     at::Tensor tl = intersect ? at::where(tight.lower >= rl, tight.lower, rl) : tight.lower;
     at::Tensor tu = intersect ? at::where(tight.upper <= ru, tight.upper, ru) : tight.upper;
-    l.index_put_({Slice(), needed.idx}, at::where(needed.need, tl, rl));
-    u.index_put_({Slice(), needed.idx}, at::where(needed.need, tu, ru));
+    l = l.scatter(1, needed.idx, at::where(needed.need, tl, rl));  // positions distinct per domain
+    u = u.scatter(1, needed.idx, at::where(needed.need, tu, ru));
   }
   return {l.reshape(ref.lower.sizes()), u.reshape(ref.upper.sizes())};
 }
@@ -177,6 +202,8 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
   // reference that tells which ReLU inputs are stable, as auto_LiRPA's sparse bounds).
   std::vector<std::optional<Interval>> ref(graph.nodes().size());
   ref[0] = state.bounds[0];
+  std::vector<std::optional<LinearForms>> forms(state.forward_forms ? graph.nodes().size() : 0);
+  if (state.forward_forms) forms[0] = input_forms(*state.bounds[0]);
   for (const Node& node : graph.nodes()) {
     if (node.id > upto) break;
     if (node.id == 0) continue;
@@ -189,7 +216,7 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
         }
         NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p], state.shard_domains.get());
         Interval tight;
-        if (needed.idx.numel() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);
+        if (needed.per_domain() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);
         state.bounds[p] =
             without_nan(limited(state, p, with_needed(*ref[p], needed, tight, state.intersect_reference)));
         ref[p] = state.bounds[p];
@@ -198,6 +225,10 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
     std::vector<Interval> in;
     for (int i : node.inputs) in.push_back(*ref[i]);
     ref[node.id] = state.bounds[node.id] ? *state.bounds[node.id] : node.op->ibp(env, in);
+    if (state.forward_forms) {  // an activation's forms use its input's bounds just computed
+      forms[node.id] = node_forms(graph, forms, ref, env, node.id);
+      if (forms[node.id] && !state.bounds[node.id]) ref[node.id] = intersect_forms(*ref[node.id], *forms[node.id]);
+    }
   }
 }
 

@@ -19,22 +19,31 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
                        bool use_alpha);
 
 /// Bounds of the inputs of every activation up to node `upto`, each by CROWN (rows
-/// [I; -I] in chunks), like auto_LiRPA's default.
+/// [I; -I] in chunks), like auto_LiRPA's default. With `state.forward_forms`, the reference
+/// that tells which ReLU inputs need CROWN is IBP intersected with forward linear bounds.
 void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, int upto);
 
-/// CROWN bounds (`[D, |idx|]` each, one row per domain) of the flat positions `idx` of node
-/// p, from rows [e_idx; -e_idx] for every domain (in chunks unless `use_alpha`).
+/// CROWN bounds (`[D, k]` each) of the flat positions `idx` (`[D, k]`: domain d's own k
+/// positions) of node p, from rows [e_idx[d]; -e_idx[d]] for every domain d (in chunks unless
+/// `use_alpha`).
 Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
                     bool use_alpha);
 
 /// The positions of node p whose bounds `consumer` needs tighter than the reference bounds
-/// `[D, *shape]`: `idx` those some domain needs, `need` `[D, |idx|]` which domain needs which
-/// (each domain as if bounded alone). None for a linear operator on the input, whose
-/// reference IBP bounds are exact. With `agree` (ranks bounding different domains), `idx` is
-/// the union over the ranks (a collective).
+/// `[D, *shape]`, each domain its own (as if bounded alone): `idx` `[D, k]` the positions of
+/// domain d, those it needs first (ascending), padded up to the largest count k over the
+/// domains with positions it does not need (ascending, so a domain's rows depend on its own
+/// bounds and k only); `need` `[D, k]` which of them it needs. One domain: exactly its needed
+/// positions. None (k = 0) for a linear operator on the input, whose reference IBP bounds are
+/// exact. With `agree` (ranks bounding different domains), k is the largest over the ranks (a
+/// collective), so every rank runs the same passes with the rows one process would give its
+/// domains.
 struct NeededBounds {
   at::Tensor idx;
   at::Tensor need;
+  int64_t per_domain() const { return idx.size(1); }  ///< k
+  /// None for `domains` domains.
+  static NeededBounds none(int64_t domains);
 };
 NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
                                       dist::Communicator* agree = nullptr);
@@ -44,9 +53,25 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
 /// is p's exact range over them, never looser than a CROWN pass from p (no rows needed).
 bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Interval>>& bounds, int p);
 
-/// The reference bounds `[D, *shape]` with `tight` (`[D, |idx|]`, crown_rows) put at the
-/// positions each domain needs (intersected with the reference there when `intersect`).
+/// The reference bounds `[D, *shape]` with `tight` (`[D, k]`, crown_rows) put at the
+/// positions each domain needs (intersected with the reference there when `intersect`); the
+/// reference at the padding positions, so a domain's bounds do not depend on its batch.
 Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect = false);
+
+/// Forward linear bounds (forward_forms.cpp): the input box `[D, *shape]` as forms of
+/// x = centre + radius e.
+LinearForms input_forms(const Interval& box);
+
+/// Bounds of forms over e in [-1, 1]^n, `[D, *shape]`.
+Interval concretise(const LinearForms& f);
+
+/// The forms of node `id` from its inputs' `forms` (and, for an activation, its inputs'
+/// `bounds`), or nullopt where an input has none or the operator has none.
+std::optional<LinearForms> node_forms(const Graph& graph, const std::vector<std::optional<LinearForms>>& forms,
+                                      const std::vector<std::optional<Interval>>& bounds, const OpEnv& env, int id);
+
+/// `ref` intersected with the bounds of `f` (never empty: the upper end at least the lower).
+Interval intersect_forms(const Interval& ref, const LinearForms& f);
 
 /// The rows [C; -C] (or [I; -I]) over the output node.
 APtr spec_rows(const Graph& graph, const at::Tensor& c, at::ScalarType dtype);

@@ -64,6 +64,7 @@ inline std::vector<Case> cases() {
   out.push_back({"conv-chain", random_conv_chain(), 0.3});
   out.push_back({"resnet", random_resnet(), 0.3});
   out.push_back({"residual-mlp", random_residual(4), 0.5});
+  out.push_back({"mlp", random_mlp(5, {16, 16, 16}, 5, "Relu"), 0.4});  // forward forms (few inputs)
   return out;
 }
 

@@ -1,10 +1,13 @@
 // Intermediate bounds handed between runs (BoundOptions::keep_intermediate and
 // known_intermediate): what one run returns holds every sampled point's node values, is at
 // least as tight as CROWN's, and a run given them bounds exactly as the run that computed them.
+// The positions whose bounds a batch of domains needs: each domain its own.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "lirpa/bab/graph_bab.h"
+#include "lirpa/propagation.h"
 #include "random_nets.h"
 #include "tessera/core/error.h"
 
@@ -77,6 +80,37 @@ TEST(LirpaIntermediateBounds, BoundsForANodeTheNetworkLacksAreRefused) {
   BoundOptions o;
   o.known_intermediate = &bad;
   EXPECT_THROW(compute_bounds(g, lo, hi, o), Error);
+}
+
+// Each domain of a batch bounds its own unstable positions (those first, ascending), padded
+// to the largest count with positions it does not need; a domain with more than 90% of them
+// unstable needs them all.
+TEST(LirpaIntermediateBounds, EachDomainGetsItsOwnPositions) {
+  at::manual_seed(3);
+  Graph g = load_onnx_bytes(testing::random_mlp(4, {10, 10}, 2, "Relu"));
+  std::vector<detail::GraphRelu> relus = detail::graph_relus(g);
+  ASSERT_EQ(relus.size(), 2u);
+  const detail::GraphRelu& r = relus[1];  // its input is not linear in the input box
+  ASSERT_EQ(r.size, 10);
+  // domain 0: positions 7 and 2 unstable; domain 1: 0, 4, 5, 9; domain 2: none
+  at::Tensor l = at::ones({3, 10}, at::kDouble), u = 2 * at::ones({3, 10}, at::kDouble);
+  for (auto [d, i] : std::vector<std::pair<int, int>>{{0, 7}, {0, 2}, {1, 0}, {1, 4}, {1, 5}, {1, 9}}) l[d][i] = -1.0;
+  detail::NeededBounds n = detail::positions_needing_bounds(g, *g.node(r.node).op, r.input, Interval{l, u});
+  ASSERT_EQ(n.per_domain(), 4);
+  EXPECT_TRUE(at::equal(n.idx[0], at::tensor({2, 7, 0, 1}, at::kLong))) << n.idx[0];
+  EXPECT_TRUE(at::equal(n.idx[1], at::tensor({0, 4, 5, 9}, at::kLong))) << n.idx[1];
+  EXPECT_TRUE(at::equal(n.idx[2], at::tensor({0, 1, 2, 3}, at::kLong))) << n.idx[2];
+  EXPECT_TRUE(at::equal(n.need.sum(1), at::tensor({2, 4, 0}, at::kLong)));
+  EXPECT_TRUE(n.need[1].all().item<bool>() && n.need[0][0].item<bool>() && n.need[0][1].item<bool>());
+  // one domain with every position unstable: all ten positions, for every domain
+  l[2].fill_(-1.0);
+  n = detail::positions_needing_bounds(g, *g.node(r.node).op, r.input, Interval{l, u});
+  ASSERT_EQ(n.per_domain(), 10);
+  EXPECT_TRUE(n.need[2].all().item<bool>());
+  EXPECT_EQ(n.need[0].sum().item<int64_t>(), 2);
+  // the first ReLU's input is linear in the input box: nothing to bound
+  EXPECT_EQ(detail::positions_needing_bounds(g, *g.node(relus[0].node).op, relus[0].input, Interval{l, u})
+                .per_domain(), 0);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ namespace tessera::lirpa {
 
 /// Elementwise lower and upper bounds.
 struct Interval {
+  at::Tensor lower;
+  at::Tensor upper;
+};
+
+/// Forward linear bounds of a node's value over the normalised input e in [-1, 1]^n (the
+/// input box x = centre + radius e): lower(e) <= value <= upper(e) elementwise. Each form is
+/// `[D, n + 1, *shape]`: rows 0..n-1 the coefficients of e_i, row n the constant.
+struct LinearForms {
   at::Tensor lower;
   at::Tensor upper;
 };
@@ -64,6 +73,13 @@ class BoundOp {
   /// Given rows `a` of linear functions of y, rows of linear functions of the inputs whose
   /// value plus `bias` is a lower bound of `a y` for every input in the bounds of `ctx`.
   virtual Backward backward(const OpEnv& env, const APtr& a, const BackwardContext& ctx) const = 0;
+  /// Forward linear bounds of y from those of the inputs `x` (`input_bounds`: the inputs'
+  /// bounds `[D, *shape]`, given when `needs_input_bounds`), or nullopt when the operator has
+  /// none: the nodes after it then have interval bounds only.
+  virtual std::optional<LinearForms> forward_forms(const OpEnv& env, const std::vector<LinearForms>& x,
+                                                   const std::vector<Interval>& input_bounds) const {
+    return std::nullopt;
+  }
   /// True when `backward` needs bounds of the inputs (activations).
   virtual bool needs_input_bounds() const { return false; }
   /// True when only inputs whose interval contains 0 need tight (CROWN) bounds: elsewhere

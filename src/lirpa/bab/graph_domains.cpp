@@ -54,6 +54,9 @@ int64_t RowParams::bytes() const {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Inputs of at most this many dimensions get forward linear bounds as the reference of the
+/// intermediate bounds (BoundState::forward_forms): each node's forms cost n + 1 forward passes.
+constexpr int64_t kForwardFormsMaxInputs = 16;
 
 // The dense rows [D, K, n] recorded at `node` for D domains (zeros when no row reached it).
 at::Tensor recorded(const std::map<int, APtr>& rec, int node, int64_t domains, int64_t k, int64_t n) {
@@ -85,6 +88,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   BoundState state(graph.nodes().size());
   state.limits.resize(graph.nodes().size());
   state.intersect_reference = true;  // as the incomplete stage's bounds
+  state.forward_forms = n_in <= kForwardFormsMaxInputs;
   state.shard_domains = shard;
   state.batch_domains = batch_domains;
   auto [box_l, box_u] = d.boxes(sel);  // [D, n_in]

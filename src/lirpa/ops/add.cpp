@@ -27,6 +27,12 @@ class AddOp final : public BoundOp {
     return {x[0].lower - x[1].upper, x[0].upper - x[1].lower};
   }
 
+  std::optional<LinearForms> forward_forms(const OpEnv&, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>&) const override {
+    if (sign_ > 0) return LinearForms{x[0].lower + x[1].lower, x[0].upper + x[1].upper};
+    return LinearForms{x[0].lower - x[1].upper, x[0].upper - x[1].lower};  // a - b
+  }
+
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
     at::Tensor ad = a->dense(env.dtype);
     APtr aa = a->node_shape() == a_shape_ ? a : DenseA::make(sum_to_rows(ad, a_shape_));  // A_a = A_y

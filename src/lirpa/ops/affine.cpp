@@ -43,6 +43,23 @@ class AffineOp final : public BoundOp {
     return {lo, up};
   }
 
+  // lower = L s+ + U s-, upper = U s+ + L s-, + t on the constant row
+  std::optional<LinearForms> forward_forms(const OpEnv& env, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>&) const override {
+    LinearForms y = x[0];
+    if (!scale_.empty()) {
+      at::Tensor s = env.params.get(scale_, env.dtype), p = s.clamp_min(0), m = s.clamp_max(0);
+      y = {x[0].lower * p + x[0].upper * m, x[0].upper * p + x[0].lower * m};
+    }
+    if (!shift_.empty()) {
+      at::Tensor t = env.params.get(shift_, env.dtype);
+      const int64_t n = y.lower.size(1) - 1;
+      y.lower = y.lower.clone(), y.upper = y.upper.clone();
+      y.lower.select(1, n).add_(t), y.upper.select(1, n).add_(t);
+    }
+    return y;
+  }
+
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
     at::Tensor bias = shift_.empty() ? at::Tensor() : a->contract(env.params.get(shift_, env.dtype));
     if (scale_.empty() && a->node_shape() == in_shape_) return {{a}, bias};

@@ -10,6 +10,10 @@ class IdentityOp final : public BoundOp {
   std::string type() const override { return "Identity"; }
   at::Tensor forward(const OpEnv&, const std::vector<at::Tensor>& x) const override { return x[0]; }
   Interval ibp(const OpEnv&, const std::vector<Interval>& x) const override { return x[0]; }
+  std::optional<LinearForms> forward_forms(const OpEnv&, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>&) const override {
+    return x[0];
+  }
   Backward backward(const OpEnv&, const APtr& a, const BackwardContext&) const override { return {{a}, {}}; }
 };
 

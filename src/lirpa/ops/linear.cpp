@@ -158,6 +158,23 @@ class LinearOp final : public BoundOp {
     return {yc - yr, yc + yr};
   }
 
+  // lower = L W+ + U W-, upper = U W+ + L W- (one product: [L U] [[W+ W-]; [W- W+]]), + b on
+  // the constant row
+  std::optional<LinearForms> forward_forms(const OpEnv& env, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>&) const override {
+    at::Tensor w = env.params.get(w_, env.dtype), p = w.clamp_min(0), m = w.clamp_max(0);
+    at::Tensor stacked = at::cat({at::cat({p, m}, 1), at::cat({m, p}, 1)}, 0);
+    at::Tensor both = at::matmul(at::cat({x[0].lower, x[0].upper}, -1), stacked);
+    const int64_t out = w.size(1), n = both.size(1) - 1;
+    LinearForms y{both.narrow(-1, 0, out), both.narrow(-1, out, out)};
+    if (!b_.empty()) {
+      at::Tensor b = env.params.get(b_, env.dtype);
+      y.lower = y.lower.contiguous(), y.upper = y.upper.contiguous();
+      y.lower.select(1, n).add_(b), y.upper.select(1, n).add_(b);
+    }
+    return y;
+  }
+
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
     at::Tensor ax = weight_product(env, w_, a->dense(env.dtype), true);  // A_x = A_y W^T
     at::Tensor bias = b_.empty() ? at::Tensor() : a->contract(env.params.get(b_, env.dtype));

@@ -27,6 +27,18 @@ class ReluOp final : public BoundOp {
     return (upper_slope(in) > 0.5).to(in.lower.scalar_type());  // 1 if u > -l else 0
   }
 
+  // relu(z) >= s z >= s L(e) (s = the adaptive slope, >= 0); relu(z) <= d (z - l-) <= d U(e) - d l-
+  std::optional<LinearForms> forward_forms(const OpEnv& env, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>& input_bounds) const override {
+    const Interval& in = input_bounds.at(0);
+    at::Tensor l = in.lower.to(env.dtype).unsqueeze(1), u = in.upper.to(env.dtype).unsqueeze(1);  // [D, 1, *shape]
+    at::Tensor d = upper_slope({l, u});
+    LinearForms y{x[0].lower * (d > 0.5).to(env.dtype), x[0].upper * d};
+    const int64_t n = y.upper.size(1) - 1;
+    y.upper.select(1, n).sub_((l.clamp_max(0) * d).squeeze(1));
+    return y;
+  }
+
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext& ctx) const override {
     const Interval& in = ctx.input_bounds.at(0);
     at::Tensor l = in.lower.to(env.dtype), u = in.upper.to(env.dtype);

@@ -19,6 +19,12 @@ class ReshapeOp final : public BoundOp {
   Interval ibp(const OpEnv& env, const std::vector<Interval>& x) const override {
     return {forward(env, {x[0].lower}), forward(env, {x[0].upper})};
   }
+  std::optional<LinearForms> forward_forms(const OpEnv&, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>&) const override {
+    std::vector<int64_t> s = with_lead(x[0].lower.size(1), out_);
+    s.insert(s.begin(), x[0].lower.size(0));  // [D, n + 1, *out]
+    return LinearForms{x[0].lower.reshape(s), x[0].upper.reshape(s)};
+  }
   Backward backward(const OpEnv&, const APtr& a, const BackwardContext&) const override {
     return {{a->reshaped(in_)}, {}};
   }
