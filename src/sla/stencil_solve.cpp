@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -209,14 +208,7 @@ PreconditionerSetup setup_preconditioner(const StencilMatrix& a, const SolveOpti
   validate(a);
   TESSERA_CHECK(options.preconditioner == Preconditioner::AMG, Unsupported,
                 "setup_preconditioner: a stencil matrix takes amg");
-  const auto t0 = std::chrono::steady_clock::now();
-  auto pc = detail::NativePreconditioner::build(detail::csr_from_stencil(plan_of(a)), options, symmetric(a));
-  PreconditionerSetup out;
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out.summary = pc->summary();
-  out.status = pc->status();
-  out.message = pc->message();
-  return out;
+  return detail::NativePreconditioner::timed_setup(detail::csr_from_stencil(plan_of(a)), options, symmetric(a));
 }
 
 }  // namespace tessera::sla

@@ -13,6 +13,7 @@
 #include "tessera/sla/generators.h"
 #include "tessera/sla/solve.h"
 #include "test_util.h"
+#include "sla/support/amg_options.h"
 
 namespace tessera::sla {
 namespace {
@@ -21,14 +22,7 @@ using detail::AmgHierarchy;
 using detail::build_amg;
 using detail::csr_of;
 
-SolveOptions amg_cg(double rtol = 1e-8) {
-  SolveOptions o;
-  o.backend = Backend::Native;
-  o.method = Method::CG;
-  o.preconditioner = Preconditioner::AMG;
-  o.rtol = rtol;
-  return o;
-}
+using testing::amg_cg;
 
 TEST(Amg, CoarseOperatorIsGalerkinProductAndSizesDecrease) {
   AmgOptions options;

@@ -17,6 +17,7 @@
 #include "tessera/sla/generators.h"
 #include "tessera/sla/solve.h"
 #include "tessera/sla/stencil.h"
+#include "sla/support/amg_options.h"
 
 namespace tessera::sla {
 namespace {
@@ -24,14 +25,7 @@ namespace {
 using detail::AmgHierarchy;
 using detail::AmgLevel;
 
-SolveOptions amg_cg(double rtol = 1e-8) {
-  SolveOptions o;
-  o.backend = Backend::Native;
-  o.method = Method::CG;
-  o.preconditioner = Preconditioner::AMG;
-  o.rtol = rtol;
-  return o;
-}
+using testing::amg_cg;
 
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && at::equal(a.contiguous(), b.contiguous());

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "sla/kernels/csr_kernels.h"
@@ -37,6 +38,23 @@ CsrData with_index(const CsrData& m, at::ScalarType t) {
   return out;
 }
 
+/// The arrays of a CSR matrix of `rows` rows whose row i holds counts[i + 1] entries: counts
+/// becomes the row pointer (prefix sum), which fills row_ptr; col_idx and values are
+/// allocated (index type I; `what` names the product when the entries exceed int32).
+template <typename I>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_arrays(std::vector<int64_t>& counts, int64_t rows,
+                                                          const char* what) {
+  for (int64_t i = 0; i < rows; ++i) counts[i + 1] += counts[i];  // row_ptr = prefix sum
+  const int64_t nnz = counts[rows];
+  TESSERA_CHECK(sizeof(I) == 8 || nnz <= std::numeric_limits<int32_t>::max(), Unsupported, what, ": ", nnz,
+                " entries exceed int32 indices");
+  const auto itype = sizeof(I) == 4 ? at::kInt : at::kLong;
+  at::Tensor rp = at::empty({rows + 1}, itype);
+  I* rpp = rp.data_ptr<I>();
+  for (int64_t i = 0; i <= rows; ++i) rpp[i] = static_cast<I>(counts[i]);
+  return {rp, at::empty({nnz}, itype), at::empty({nnz}, at::kDouble)};
+}
+
 /// Runs `row_products(i, emit)` for every output row; emit(col, value) adds one product term.
 /// Returns the CSR of the sums with sorted columns.
 template <typename I, typename RowProducts>
@@ -54,16 +72,10 @@ CsrData gustavson(int64_t rows, int64_t cols, const RowProducts& row_products) {
       counts[i + 1] = c;
     }
   }
-  for (int64_t i = 0; i < rows; ++i) counts[i + 1] += counts[i];   // row_ptr = prefix sum
-  const int64_t nnz = counts[rows];
-  TESSERA_CHECK(sizeof(I) == 8 || (nnz <= std::numeric_limits<int32_t>::max()), Unsupported,
-                "sparse product: ", nnz, " entries exceed int32 indices");
-  const auto itype = sizeof(I) == 4 ? at::kInt : at::kLong;
-  at::Tensor rp = at::empty({rows + 1}, itype), ci = at::empty({nnz}, itype), va = at::empty({nnz}, at::kDouble);
-  I* rpp = rp.data_ptr<I>();
+  at::Tensor rp, ci, va;
+  std::tie(rp, ci, va) = csr_arrays<I>(counts, rows, "sparse product");
   I* cip = ci.data_ptr<I>();
   double* vap = va.data_ptr<double>();
-  for (int64_t i = 0; i <= rows; ++i) rpp[i] = static_cast<I>(counts[i]);
 #pragma omp parallel
   {
     std::vector<int64_t> marker(cols, -1);
@@ -372,16 +384,10 @@ CsrData galerkin_product(const CsrData& a, const CsrData& p) {
           counts[ci + 1] = c;
         }
       }
-      for (int64_t c = 0; c < coarse; ++c) counts[c + 1] += counts[c];
-      const int64_t nnz = counts[coarse];
-      TESSERA_CHECK(sizeof(I) == 8 || nnz <= std::numeric_limits<int32_t>::max(), Unsupported,
-                    "galerkin_product: ", nnz, " entries exceed int32 indices");
-      const auto itype = sizeof(I) == 4 ? at::kInt : at::kLong;
-      at::Tensor rp = at::empty({coarse + 1}, itype), cit = at::empty({nnz}, itype), va = at::empty({nnz}, at::kDouble);
-      I* rpp = rp.data_ptr<I>();
+      at::Tensor rp, cit, va;
+      std::tie(rp, cit, va) = csr_arrays<I>(counts, coarse, "galerkin_product");
       I* cip = cit.data_ptr<I>();
       double* vap = va.data_ptr<double>();
-      for (int64_t c = 0; c <= coarse; ++c) rpp[c] = static_cast<I>(counts[c]);
       // pass 2: row I = sum over k ascending in P^T's row I of P(k, I) times row k of A P, each
       // row of A P summed as csr_multiply sums it (first term from 0.0, then in A's column
       // order), each sum of row I as gustavson adds (per column, in k order): the same bits

@@ -104,19 +104,23 @@ LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_fa
   }
 }
 
-}  // namespace tessera::sla::detail
-
-namespace tessera::sla {
-
-PreconditionerSetup setup_preconditioner(const SparseTensor& a, const SolveOptions& options) {
+PreconditionerSetup NativePreconditioner::timed_setup(const CsrData& a, const SolveOptions& options, bool symmetric) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto pc = detail::NativePreconditioner::build(detail::csr_of(a, 0), options, /*symmetric=*/true);
+  auto pc = build(a, options, symmetric);
   PreconditionerSetup out;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.summary = pc->summary();
   out.status = pc->status();
   out.message = pc->message();
   return out;
+}
+
+}  // namespace tessera::sla::detail
+
+namespace tessera::sla {
+
+PreconditionerSetup setup_preconditioner(const SparseTensor& a, const SolveOptions& options) {
+  return detail::NativePreconditioner::timed_setup(detail::csr_of(a, 0), options, /*symmetric=*/true);
 }
 
 }  // namespace tessera::sla

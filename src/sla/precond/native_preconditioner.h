@@ -12,6 +12,7 @@
 
 #include "sla/backends/native/krylov.h"
 #include "sla/precond/csr_data.h"
+#include "tessera/sla/preconditioners.h"
 
 namespace tessera::sla::detail {
 
@@ -23,6 +24,8 @@ class NativePreconditioner {
   static bool available(Preconditioner kind);
   /// Set-up for `a`; `symmetric` lets the transposed solve reuse it.
   static std::shared_ptr<NativePreconditioner> build(const CsrData& a, const SolveOptions& options, bool symmetric);
+  /// build() timed, as `setup_preconditioner` reports it (seconds, summary, status).
+  static PreconditionerSetup timed_setup(const CsrData& a, const SolveOptions& options, bool symmetric);
 
   /// z = M^{-1} r, or M^{-T} r (for a non-symmetric A, AMG builds A^T's hierarchy on first use).
   const LinearOperator& op(bool transpose);
