@@ -39,7 +39,13 @@ std::optional<LinearForms> node_forms(const Graph& graph, const std::vector<std:
       in_bounds.push_back(*bounds[i]);
     }
   }
-  return node.op->forward_forms(env, in, in_bounds);
+  try {
+    return node.op->forward_forms(env, in, in_bounds);
+  } catch (const c10::Error&) {
+    // a shape the operator's forms do not handle (a constant broadcast with more dimensions
+    // than the node): no forms, the nodes after it keep interval bounds (sound either way)
+    return std::nullopt;
+  }
 }
 
 Interval intersect_forms(const Interval& ref, const LinearForms& f) {

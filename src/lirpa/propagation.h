@@ -66,7 +66,8 @@ LinearForms input_forms(const Interval& box);
 Interval concretise(const LinearForms& f);
 
 /// The forms of node `id` from its inputs' `forms` (and, for an activation, its inputs'
-/// `bounds`), or nullopt where an input has none or the operator has none.
+/// `bounds`), or nullopt where an input has none, the operator has none, or its forms fail on
+/// the node's shapes (ATen's error: the nodes after it then keep interval bounds).
 std::optional<LinearForms> node_forms(const Graph& graph, const std::vector<std::optional<LinearForms>>& forms,
                                       const std::vector<std::optional<Interval>>& bounds, const OpEnv& env, int id);
 
