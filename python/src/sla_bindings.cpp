@@ -23,6 +23,7 @@
 #include "tessera/sla/solve.h"
 #include "tessera/sla/sparse_tensor.h"
 #include "tessera/sla/sparse_tensor_list.h"
+#include "tessera/sla/stencil.h"
 
 namespace tessera::python {
 namespace {
@@ -200,6 +201,31 @@ void bind_sparse_tensor(py::module_& m) {
   m.def("rmatvec", &rmatvec, py::arg("a"), py::arg("x"));
 }
 
+// A constant-coefficient stencil operator held matrix-free (stencil.h): forward solves only.
+void bind_stencil(py::module_& m) {
+  py::class_<StencilMatrix>(m, "StencilMatrix")
+      .def_readonly("offsets", &StencilMatrix::offsets)
+      .def_readonly("coeffs", &StencilMatrix::coeffs)
+      .def_readonly("mask", &StencilMatrix::mask)
+      .def("rows", &StencilMatrix::rows)
+      .def("nnz", &StencilMatrix::nnz)
+      .def("to_sparse", &StencilMatrix::to_sparse)
+      .def("__repr__", [](const StencilMatrix& a) {
+        return "StencilMatrix(rows=" + std::to_string(a.rows()) + ", diagonals=" + std::to_string(a.offsets.size()) +
+               ", nnz=" + std::to_string(a.nnz()) + ")";
+      });
+  m.def("poisson2d_stencil", &poisson2d_stencil, py::arg("n"));
+  m.def("stencil_of", &stencil_of, py::arg("a"));
+  m.def(
+      "solve",
+      [](const StencilMatrix& a, const at::Tensor& b, const SolveOptions& o) {
+        py::gil_scoped_release release;
+        KeepThreadCount keep_threads;
+        return solve(a, b, o);
+      },
+      py::arg("a"), py::arg("b"), py::arg("options"));
+}
+
 void bind_solvers(py::module_& m) {
   m.def(
       "solve",
@@ -362,6 +388,7 @@ void bind_sla(py::module_& m) {
   bind_options(m);
   bind_sparse_tensor(m);
   bind_solvers(m);
+  bind_stencil(m);
   bind_list(m);
   bind_matrices(m);
 }

@@ -54,6 +54,9 @@ __all__ = [
     "fe_laplacian2d",
     "shifted_laplacian2d",
     "convection_diffusion2d",
+    "StencilMatrix",
+    "poisson2d_stencil",
+    "stencil_of",
 ]
 
 SolveInfo = _sla.SolveInfo
@@ -371,7 +374,7 @@ def _unravel(flat: torch.Tensor, shape: List[int]) -> List[torch.Tensor]:
 
 
 def solve(A: SparseTensor, b: torch.Tensor, **kwargs):
-    """``A.solve(b, **kwargs)``: see :meth:`SparseTensor.solve`."""
+    """``A.solve(b, **kwargs)``: see :meth:`SparseTensor.solve` (and :meth:`StencilMatrix.solve`)."""
     return A.solve(b, **kwargs)
 
 
@@ -474,5 +477,6 @@ from ._sla_matrices import (  # noqa: E402
     convection_diffusion2d, diffusion2d, fe_laplacian2d, poisson2d, poisson3d, read_dense_mtx, read_mtx,
     shifted_laplacian2d, variable_diffusion2d, variable_diffusion3d, write_mtx)
 from ._sla_list import SparseTensorList  # noqa: E402
+from ._sla_stencil import StencilMatrix, poisson2d_stencil, stencil_of  # noqa: E402
 from ._sla_dist import DSparseTensor, DSparseTensorBatch, dnonlinear_solve  # noqa: E402
 from ._sla_operator import dsolve_operator, solve_operator  # noqa: E402

@@ -387,3 +387,25 @@ def test_float32_gradients_match_float64(backend, method):
     for g32, g64 in zip(grads[torch.float32], grads[torch.float64]):
         assert g32.dtype == torch.float32
         assert torch.allclose(g32.double(), g64, rtol=1e-4, atol=1e-4 * g64.abs().max())
+
+
+def test_stencil_matrix_solves_as_its_csr():
+    """A StencilMatrix (matrix-free) solves with the same iterates as the CSR it stands for;
+    stencil_of finds the stencil of poisson2d and refuses a matrix that has none."""
+    S = sla.poisson2d_stencil(24)
+    A = sla.poisson2d(24)
+    assert S.rows == 576 and S.nnz() == A.values.numel()
+    assert torch.equal(S.to_sparse().to_dense(), A.to_dense())
+    b = torch.rand(576, dtype=D, generator=torch.Generator().manual_seed(4))
+    for pc in ("amg", "jacobi", None):
+        xs, info_s = S.solve(b, method="cg", preconditioner=pc, rtol=1e-10, return_info=True)
+        xa, info_a = A.solve(b, backend="native", method="cg", preconditioner=pc, rtol=1e-10, return_info=True)
+        assert info_s.iterations == info_a.iterations
+        assert torch.equal(xs, xa)
+        assert torch.linalg.norm(A.to_dense() @ xs - b) <= 1e-9 * torch.linalg.norm(b)
+    found = sla.stencil_of(A)
+    assert found is not None and found.offsets == S.offsets and found.coeffs == S.coeffs
+    row, col = random_pattern(6)
+    assert sla.stencil_of(sla.SparseTensor(dominant_values(row, col, 6), row, col, (6, 6))) is None
+    with pytest.raises(tessera.TesseraError):
+        S.solve(b.clone().requires_grad_(), method="cg")
