@@ -1,6 +1,6 @@
-// `tessera bench scale --n N`: one large 2D Poisson solve (N^2 unknowns) with its memory.
-// The matrix is written straight into int32 CSR (no COO at any size), or with --matrix-free
-// held as its stencil (poisson2d_stencil: one byte per row, solved by the stencil solve of
+// `tessera bench scale --n N [--dims 3]`: one large 2D (N^2 unknowns) or 3D (N^3) Poisson solve
+// with its memory. The matrix is written straight into int32 CSR (no COO at any size), or with
+// --matrix-free held as its stencil (poisson2d_stencil / poisson3d_stencil: one byte per row, solved by the stencil solve of
 // stencil.h, the same iterates bit for bit); the MemoryLedger records the bytes of every
 // phase: matrix, right-hand side, and the peak inside `solve()` (property detection,
 // preconditioner set-up, Krylov vectors). One JSON line.
@@ -26,7 +26,8 @@ namespace tessera::app {
 namespace {
 
 struct ScaleBenchOptions {
-  int64_t n = 4096;                   // grid side: n^2 unknowns
+  int64_t n = 4096;                   // grid side: n^dims unknowns
+  int dims = 2;                       // 2D (5-point) or 3D (7-point) Poisson
   std::string preconditioner = "amg";
   double rtol = 1e-6;
   int64_t maxiter = 100000;
@@ -59,8 +60,9 @@ int64_t peak_resident_bytes() {
 
 int run_scale_bench(const ScaleBenchOptions& o) {
   core::MemoryLedger::install();
-  const double dof = static_cast<double>(o.n) * static_cast<double>(o.n);
-  nlohmann::json line = {{"bench", "scale"}, {"grid", o.n}, {"dof", o.n * o.n}, {"rtol", o.rtol},
+  const int64_t rows = o.dims == 3 ? o.n * o.n * o.n : o.n * o.n;
+  const double dof = static_cast<double>(rows);
+  nlohmann::json line = {{"bench", "scale"}, {"dims", o.dims}, {"grid", o.n}, {"dof", rows}, {"rtol", o.rtol},
                          {"method", "cg"}, {"preconditioner", o.preconditioner},
                          {"threads", at::get_num_threads()}, {"load_average_start", load_average()}};
   const int64_t start = core::MemoryLedger::current_bytes();
@@ -69,9 +71,9 @@ int run_scale_bench(const ScaleBenchOptions& o) {
   sla::SparseTensor a;
   sla::StencilMatrix stencil;
   if (o.matrix_free) {
-    stencil = sla::poisson2d_stencil(o.n);
+    stencil = o.dims == 3 ? sla::poisson3d_stencil(o.n) : sla::poisson2d_stencil(o.n);
   } else {
-    a = sla::poisson2d(o.n);
+    a = o.dims == 3 ? sla::poisson3d(o.n) : sla::poisson2d(o.n);
   }
   line["matrix_seconds"] = seconds_since(t0);
   const int64_t matrix_bytes = core::MemoryLedger::current_bytes() - start;
@@ -80,7 +82,6 @@ int run_scale_bench(const ScaleBenchOptions& o) {
   line["nnz"] = o.matrix_free ? stencil.nnz() : a.nnz();
   if (!o.matrix_free) line["index_dtype"] = a.row_ptr().scalar_type() == at::kInt ? "int32" : "int64";
   line["matrix_peak_bytes"] = core::MemoryLedger::peak_bytes() - start;   // no COO or int64 copy: = matrix_bytes
-  const int64_t rows = o.n * o.n;
 
   at::manual_seed(1);
   const at::Tensor b = at::rand({rows}, at::kDouble);
@@ -127,8 +128,9 @@ int run_scale_bench(const ScaleBenchOptions& o) {
 
 void add_bench_scale(CLI::App& bench, CommandBody& body) {
   auto o = std::make_shared<ScaleBenchOptions>();
-  CLI::App* cmd = bench.add_subcommand("scale", "one large 2D Poisson CG solve with its memory per unknown");
-  cmd->add_option("--n", o->n, "grid side (n^2 unknowns)")->check(kPositive);
+  CLI::App* cmd = bench.add_subcommand("scale", "one large 2D or 3D Poisson CG solve with its memory per unknown");
+  cmd->add_option("--n", o->n, "grid side (n^dims unknowns)")->check(kPositive);
+  cmd->add_option("--dims", o->dims, "2 (5-point Poisson, default) or 3 (7-point)")->check(CLI::IsMember({2, 3}));
   cmd->add_option("--preconditioner", o->preconditioner, "amg (default), jacobi, none, ...");
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--maxiter", o->maxiter, "iteration cap")->check(kPositive);

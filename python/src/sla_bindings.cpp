@@ -215,6 +215,7 @@ void bind_stencil(py::module_& m) {
                ", nnz=" + std::to_string(a.nnz()) + ")";
       });
   m.def("poisson2d_stencil", &poisson2d_stencil, py::arg("n"));
+  m.def("poisson3d_stencil", &poisson3d_stencil, py::arg("n"));
   m.def("stencil_of", &stencil_of, py::arg("a"));
   m.def(
       "solve",

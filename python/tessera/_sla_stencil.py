@@ -86,6 +86,11 @@ def poisson2d_stencil(n: int) -> StencilMatrix:
     return _wrap_stencil(_sla.poisson2d_stencil(int(n)))
 
 
+def poisson3d_stencil(n: int) -> StencilMatrix:
+    """The 7-point Laplacian (Dirichlet) on an n x n x n grid as a stencil."""
+    return _wrap_stencil(_sla.poisson3d_stencil(int(n)))
+
+
 def stencil_of(A: SparseTensor) -> Optional[StencilMatrix]:
     """The stencil form of a float64 CPU matrix (batch element 0) whose every diagonal holds
     one value (at most 8 diagonals), or None."""

@@ -56,6 +56,7 @@ __all__ = [
     "convection_diffusion2d",
     "StencilMatrix",
     "poisson2d_stencil",
+    "poisson3d_stencil",
     "stencil_of",
 ]
 
@@ -477,6 +478,6 @@ from ._sla_matrices import (  # noqa: E402
     convection_diffusion2d, diffusion2d, fe_laplacian2d, poisson2d, poisson3d, read_dense_mtx, read_mtx,
     shifted_laplacian2d, variable_diffusion2d, variable_diffusion3d, write_mtx)
 from ._sla_list import SparseTensorList  # noqa: E402
-from ._sla_stencil import StencilMatrix, poisson2d_stencil, stencil_of  # noqa: E402
+from ._sla_stencil import StencilMatrix, poisson2d_stencil, poisson3d_stencil, stencil_of  # noqa: E402
 from ._sla_dist import DSparseTensor, DSparseTensorBatch, dnonlinear_solve  # noqa: E402
 from ._sla_operator import dsolve_operator, solve_operator  # noqa: E402

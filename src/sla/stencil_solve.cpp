@@ -147,6 +147,31 @@ StencilMatrix poisson2d_stencil(int64_t n) {
   return a;
 }
 
+StencilMatrix poisson3d_stencil(int64_t n) {
+  TESSERA_CHECK(n >= 1, InvalidInput, "poisson3d_stencil: grid size must be >= 1, got ", n);
+  StencilMatrix a;
+  const int64_t rows = n * n * n;
+  a.mask = at::empty({rows}, at::kByte);
+  uint8_t* m = a.mask.data_ptr<uint8_t>();
+  if (n == 1) {  // one unknown: the diagonal alone
+    a.offsets = {0};
+    a.coeffs = {6.0};
+    m[0] = 1;
+    return a;
+  }
+  // row (x, y, z), i = x + n y + n^2 z: neighbours z - 1, y - 1, x - 1, the diagonal, x + 1,
+  // y + 1, z + 1 (columns ascending)
+  a.offsets = {-n * n, -n, -1, 0, 1, n, n * n};
+  a.coeffs = {-1.0, -1.0, -1.0, 6.0, -1.0, -1.0, -1.0};
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t x = i % n, y = (i / n) % n, z = i / (n * n);
+    m[i] = static_cast<uint8_t>((z > 0) | (y > 0) << 1 | (x > 0) << 2 | 1u << 3 | (x < n - 1) << 4 | (y < n - 1) << 5 |
+                                (z < n - 1) << 6);
+  }
+  return a;
+}
+
 std::optional<StencilMatrix> stencil_of(const SparseTensor& a) {
   if (a.rows() != a.cols() || a.nnz() == 0 || !a.values().is_cpu()) return std::nullopt;
   const at::Tensor values = a.values().detach().reshape({a.batch_size(), a.nnz()})[0].to(at::kDouble).contiguous();

@@ -403,6 +403,8 @@ def test_stencil_matrix_solves_as_its_csr():
         assert info_s.iterations == info_a.iterations
         assert torch.equal(xs, xa)
         assert torch.linalg.norm(A.to_dense() @ xs - b) <= 1e-9 * torch.linalg.norm(b)
+    S3 = sla.poisson3d_stencil(6)
+    assert torch.equal(S3.to_sparse().to_dense(), sla.poisson3d(6).to_dense())
     found = sla.stencil_of(A)
     assert found is not None and found.offsets == S.offsets and found.coeffs == S.coeffs
     row, col = random_pattern(6)

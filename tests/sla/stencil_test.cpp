@@ -86,6 +86,31 @@ TEST(Stencil, Poisson2dStencilIsTheDetectedFormOfPoisson2d) {
   EXPECT_FALSE(stencil_of(variable_diffusion2d(8, {.sigma = 1.0, .seed = 1})).has_value());
 }
 
+TEST(Stencil, Poisson3dStencilIsTheDetectedFormOfPoisson3d) {
+  for (int64_t n : {1, 2, 5, 9}) {
+    const StencilMatrix s = poisson3d_stencil(n);
+    const SparseTensor csr = poisson3d(n);
+    const auto detected = stencil_of(csr);
+    ASSERT_TRUE(detected.has_value()) << n;
+    EXPECT_EQ(s.offsets, detected->offsets) << n;
+    EXPECT_EQ(s.coeffs, detected->coeffs) << n;
+    EXPECT_TRUE(same_bits(s.mask, detected->mask)) << n;
+    const SparseTensor back = s.to_sparse();
+    EXPECT_TRUE(same_bits(back.row_ptr(), csr.row_ptr())) << n;
+    EXPECT_TRUE(same_bits(back.col_idx(), csr.col_idx())) << n;
+    EXPECT_TRUE(same_bits(back.values(), csr.values())) << n;
+  }
+  // and its AMG-CG solve is the CSR's (3D: 7 diagonals in the mask)
+  const SparseTensor csr = poisson3d(24);
+  at::manual_seed(5);
+  const at::Tensor b = at::rand({24 * 24 * 24}, at::kDouble);
+  auto [xc, ic] = solve(csr, b, amg_cg(1e-8));
+  auto [xs, is] = solve(poisson3d_stencil(24), b, amg_cg(1e-8));
+  EXPECT_EQ(is.status, SolveStatus::Converged);
+  EXPECT_EQ(ic.iterations, is.iterations);
+  EXPECT_TRUE(same_bits(xc, xs));
+}
+
 TEST(Stencil, RejectsMalformedMatricesAndOptions) {
   StencilMatrix bad = poisson2d_stencil(4);
   bad.mask[0] = static_cast<uint8_t>(0x1f);                      // row 0 storing column -4

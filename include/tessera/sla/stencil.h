@@ -50,6 +50,9 @@ struct StencilMatrix {
 /// poisson2d(n) as a StencilMatrix (built directly: no CSR at any size).
 StencilMatrix poisson2d_stencil(int64_t n);
 
+/// poisson3d(n) (the 7-point Laplacian, Dirichlet, n^3 rows) as a StencilMatrix.
+StencilMatrix poisson3d_stencil(int64_t n);
+
 /// The stencil form of batch element 0 of a float64 CPU matrix: at most 8 diagonals, each with
 /// one value (bitwise); nullopt otherwise.
 std::optional<StencilMatrix> stencil_of(const SparseTensor& a);
