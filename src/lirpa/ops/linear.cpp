@@ -158,21 +158,20 @@ class LinearOp final : public BoundOp {
     return {yc - yr, yc + yr};
   }
 
-  // lower = L W+ + U W-, upper = U W+ + L W- (one product: [L U] [[W+ W-]; [W- W+]]), + b on
-  // the constant row
+  // lower = L W+ + U W- = M W - H |W|, upper = M W + H |W| (M = (L + U) / 2, H = (U - L) / 2:
+  // an identity, whatever the signs of the forms' coefficients), + b on the constant row; in
+  // blocks of W's columns like IBP, so a sharded store gathers one block at a time
   std::optional<LinearForms> forward_forms(const OpEnv& env, const std::vector<LinearForms>& x,
                                            const std::vector<Interval>&) const override {
-    at::Tensor w = env.params.get(w_, env.dtype), p = w.clamp_min(0), m = w.clamp_max(0);
-    at::Tensor stacked = at::cat({at::cat({p, m}, 1), at::cat({m, p}, 1)}, 0);
-    at::Tensor both = at::matmul(at::cat({x[0].lower, x[0].upper}, -1), stacked);
-    const int64_t out = w.size(1), n = both.size(1) - 1;
-    LinearForms y{both.narrow(-1, 0, out), both.narrow(-1, out, out)};
+    at::Tensor mid = (x[0].lower + x[0].upper) / 2, half = (x[0].upper - x[0].lower) / 2;
+    auto y = times_column_blocks(env, w_, {{mid, false}, {half, true}});  // M W, H |W|
+    LinearForms out{y[0] - y[1], y[0] + y[1]};
     if (!b_.empty()) {
       at::Tensor b = env.params.get(b_, env.dtype);
-      y.lower = y.lower.contiguous(), y.upper = y.upper.contiguous();
-      y.lower.select(1, n).add_(b), y.upper.select(1, n).add_(b);
+      const int64_t n = out.lower.size(1) - 1;
+      out.lower.select(1, n).add_(b), out.upper.select(1, n).add_(b);
     }
-    return y;
+    return out;
   }
 
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
