@@ -124,53 +124,46 @@ SparseTensor StencilMatrix::to_sparse() const {
   return SparseTensor::from_csr(row_ptr, col, val, n, n);
 }
 
-StencilMatrix poisson2d_stencil(int64_t n) {
-  TESSERA_CHECK(n >= 1, InvalidInput, "poisson2d_stencil: grid size must be >= 1, got ", n);
-  StencilMatrix a;
-  const int64_t rows = n * n;
-  a.mask = at::empty({rows}, at::kByte);
-  uint8_t* m = a.mask.data_ptr<uint8_t>();
-  if (n == 1) {                                        // one unknown: the diagonal alone
-    a.offsets = {0};
-    a.coeffs = {4.0};
-    m[0] = 1;
-    return a;
-  }
-  // row (x, y), i = x + n y: neighbours y - 1, x - 1, the diagonal, x + 1, y + 1 (columns ascending)
-  a.offsets = {-n, -1, 0, 1, n};
-  a.coeffs = {-1.0, -1.0, 4.0, -1.0, -1.0};
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t x = i % n, y = i / n;
-    m[i] = static_cast<uint8_t>((y > 0) | (x > 0) << 1 | 1u << 2 | (x < n - 1) << 3 | (y < n - 1) << 4);
-  }
-  return a;
-}
+namespace {
 
-StencilMatrix poisson3d_stencil(int64_t n) {
-  TESSERA_CHECK(n >= 1, InvalidInput, "poisson3d_stencil: grid size must be >= 1, got ", n);
+/// The (2 dims + 1)-point Laplacian (Dirichlet) on an n^dims grid, row i = x_0 + n x_1 + n^2 x_2:
+/// diagonals -n^(dims-1) .. -n, -1, 0, 1, n .. n^(dims-1) (columns ascending), 2 dims on the
+/// diagonal; bit dims-1-k of a row's mask is its lower neighbour along axis k, bit dims the
+/// diagonal, bit dims+1+k its upper neighbour along axis k.
+StencilMatrix laplacian_stencil(int64_t n, int dims, const char* what) {
+  TESSERA_CHECK(n >= 1, InvalidInput, what, ": grid size must be >= 1, got ", n);
   StencilMatrix a;
-  const int64_t rows = n * n * n;
+  std::vector<int64_t> stride(dims, 1);
+  for (int k = 1; k < dims; ++k) stride[k] = stride[k - 1] * n;
+  const int64_t rows = stride[dims - 1] * n;
   a.mask = at::empty({rows}, at::kByte);
   uint8_t* m = a.mask.data_ptr<uint8_t>();
   if (n == 1) {  // one unknown: the diagonal alone
     a.offsets = {0};
-    a.coeffs = {6.0};
+    a.coeffs = {2.0 * dims};
     m[0] = 1;
     return a;
   }
-  // row (x, y, z), i = x + n y + n^2 z: neighbours z - 1, y - 1, x - 1, the diagonal, x + 1,
-  // y + 1, z + 1 (columns ascending)
-  a.offsets = {-n * n, -n, -1, 0, 1, n, n * n};
-  a.coeffs = {-1.0, -1.0, -1.0, 6.0, -1.0, -1.0, -1.0};
+  for (int k = dims - 1; k >= 0; --k) a.offsets.push_back(-stride[k]), a.coeffs.push_back(-1.0);
+  a.offsets.push_back(0), a.coeffs.push_back(2.0 * dims);
+  for (int k = 0; k < dims; ++k) a.offsets.push_back(stride[k]), a.coeffs.push_back(-1.0);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
-    const int64_t x = i % n, y = (i / n) % n, z = i / (n * n);
-    m[i] = static_cast<uint8_t>((z > 0) | (y > 0) << 1 | (x > 0) << 2 | 1u << 3 | (x < n - 1) << 4 | (y < n - 1) << 5 |
-                                (z < n - 1) << 6);
+    unsigned bits = 1u << dims;
+    for (int k = 0; k < dims; ++k) {
+      const int64_t x = (i / stride[k]) % n;  // coordinate along axis k
+      bits |= static_cast<unsigned>(x > 0) << (dims - 1 - k) | static_cast<unsigned>(x < n - 1) << (dims + 1 + k);
+    }
+    m[i] = static_cast<uint8_t>(bits);
   }
   return a;
 }
+
+}  // namespace
+
+StencilMatrix poisson2d_stencil(int64_t n) { return laplacian_stencil(n, 2, "poisson2d_stencil"); }
+
+StencilMatrix poisson3d_stencil(int64_t n) { return laplacian_stencil(n, 3, "poisson3d_stencil"); }
 
 std::optional<StencilMatrix> stencil_of(const SparseTensor& a) {
   if (a.rows() != a.cols() || a.nnz() == 0 || !a.values().is_cpu()) return std::nullopt;
