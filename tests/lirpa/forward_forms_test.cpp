@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "lirpa/propagation.h"
+#include "tessera/lirpa/param_store.h"
 #include "random_nets.h"
 
 namespace tessera::lirpa {
@@ -98,6 +99,32 @@ TEST(LirpaForwardForms, AsTheReferenceTheyAreSoundAndTighterThanIntervals) {
   }
   EXPECT_LE(unstable[1], unstable[0]);
   EXPECT_GT(unstable[0], 0);
+}
+
+/// An identity whose forms fail as ATen fails on shapes it cannot broadcast.
+class FormsFail final : public BoundOp {
+ public:
+  std::string type() const override { return "FormsFail"; }
+  at::Tensor forward(const OpEnv&, const std::vector<at::Tensor>& x) const override { return x[0]; }
+  Interval ibp(const OpEnv&, const std::vector<Interval>& x) const override { return x[0]; }
+  Backward backward(const OpEnv&, const APtr& a, const BackwardContext&) const override { return {{a}, {}}; }
+  std::optional<LinearForms> forward_forms(const OpEnv&, const std::vector<LinearForms>& x,
+                                           const std::vector<Interval>&) const override {
+    return LinearForms{x[0].lower + at::zeros({3, 1, 1, 7}, x[0].lower.options()), x[0].upper};  // throws
+  }
+};
+
+// An operator whose forms fail on its shapes gives none (the nodes after it keep interval
+// bounds) instead of ending the bound computation.
+TEST(LirpaForwardForms, FormsThatFailOnTheShapesAreLeftOut) {
+  Graph g(std::make_shared<LocalParamStore>());
+  g.add_input("x", {1, 3});
+  g.set_output(g.add_node("fail", std::make_shared<FormsFail>(), {0}));
+  OpEnv env{g.params(), at::kDouble};
+  std::vector<std::optional<LinearForms>> forms(g.nodes().size());
+  forms[0] = detail::input_forms(Interval{at::zeros({2, 1, 3}, at::kDouble), at::ones({2, 1, 3}, at::kDouble)});
+  std::vector<std::optional<Interval>> bounds(g.nodes().size());
+  EXPECT_FALSE(detail::node_forms(g, forms, bounds, env, 1).has_value());
 }
 
 }  // namespace
