@@ -117,10 +117,11 @@ void bench_eigsh(int64_t m, const Config& c) {
       }
       std::printf("{\"bench\":\"eigsh\",\"backend\":\"%s\",\"chosen\":\"%s\",\"mode\":\"%s\",\"n\":%lld,"
                   "\"k\":6,\"ncv\":%lld,\"seconds\":%.4f,\"iterations\":%lld,\"operator_applications\":%lld,"
-                  "\"max_residual\":%.2e,\"lambda_min\":%.10f,\"lambda_max\":%.10f,\"status\":\"%s\"}\n",
+                  "\"shift_invert\":%s,\"sigma\":%.10g,\"max_residual\":%.2e,\"lambda_min\":%.10f,"
+                  "\"lambda_max\":%.10f,\"status\":\"%s\"}\n",
                   backend.c_str(), r.info.backend.c_str(), mode.c_str(), static_cast<long long>(a.rows()), static_cast<long long>(c.ncv), best,
                   static_cast<long long>(r.info.iterations), static_cast<long long>(r.info.operator_applications),
-                  r.info.max_residual, r.eigenvalues[0].item<double>(), r.eigenvalues[5].item<double>(),
+                  r.info.shift_invert ? "true" : "false", r.info.sigma, r.info.max_residual, r.eigenvalues[0].item<double>(), r.eigenvalues[5].item<double>(),
                   to_string(r.info.status));
       std::fflush(stdout);
     }

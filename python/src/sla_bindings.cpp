@@ -120,6 +120,8 @@ void bind_options(py::module_& m) {
       .def_property_readonly("converged", [](const EigshInfo& i) { return i.status == SolveStatus::Converged; })
       .def_readonly("iterations", &EigshInfo::iterations)
       .def_readonly("operator_applications", &EigshInfo::operator_applications)
+      .def_readonly("shift_invert", &EigshInfo::shift_invert)
+      .def_readonly("sigma", &EigshInfo::sigma)
       .def_readonly("residuals", &EigshInfo::residuals)
       .def_readonly("max_residual", &EigshInfo::max_residual)
       .def_readonly("message", &EigshInfo::message)

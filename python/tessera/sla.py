@@ -394,7 +394,12 @@ def eigsh(A: SparseTensor, k: int = 6, which: Optional[str] = None, sigma: Optio
             ``"spectra"`` (Spectra's implicitly restarted Lanczos). The block method and
             ``"lanczos"`` (which locks converged pairs and searches the deflated operator
             from random starts) find every copy of a multiple eigenvalue; Spectra, like
-            ARPACK, only through rounding. Gradients do not depend on the backend.
+            ARPACK, only through rounding. Gradients do not depend on the backend. At an
+            end of a clustered spectrum, ``"auto"`` gives the run on A a budget of products
+            of about what shift-invert costs and then runs ``"lanczos"`` on
+            ``(A - sigma I)^{-1}`` with ``sigma`` beyond that end, certified by a Cholesky
+            factorisation (when its estimated factor fits the default memory budget);
+            ``info.shift_invert`` and ``info.sigma`` report it.
         tol: relative Ritz residual tolerance.
 
     Returns:

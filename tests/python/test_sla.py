@@ -224,6 +224,24 @@ def test_eigsh_backends_agree_at_the_ends():
         assert torch.allclose(vals, ref[:4], atol=1e-9)
 
 
+def test_eigsh_auto_turns_to_shift_invert_at_a_clustered_end():
+    n = 2000  # path Laplacian: relative gaps ~1e-6 at both ends, where the run on A alone stalls
+    i = torch.arange(n)
+    row = torch.cat([i, i[:-1], i[1:]])
+    col = torch.cat([i, i[1:], i[:-1]])
+    A = sla.SparseTensor(torch.cat([torch.full((n,), 2.0, dtype=D), torch.full((2 * n - 2,), -1.0, dtype=D)]), row,
+                         col, (n, n))
+    ref = torch.linalg.eigvalsh(A.to_dense())
+    vals, vecs, info = sla.eigsh(A, k=4, which="smallest", return_info=True)
+    assert info.converged and info.shift_invert and info.backend == "lanczos" and info.sigma < float(ref[0])
+    assert torch.allclose(vals, ref[:4], atol=1e-10, rtol=0) and info.max_residual < 1e-8
+    vals, info = sla.eigsh(A, k=4, which="largest", return_eigenvectors=False, return_info=True)
+    assert info.converged and info.shift_invert and info.sigma > float(ref[-1])
+    assert torch.allclose(vals, ref[-4:], atol=1e-10, rtol=0)
+    _, info = sla.eigsh(A, k=4, which="smallest", backend="lanczos", return_eigenvectors=False, return_info=True)
+    assert not info.shift_invert
+
+
 def test_det_logdet_slogdet_and_gradcheck():
     n = 7
     row, col = random_pattern(n)

@@ -11,6 +11,7 @@
 #include "sla/autograd/eigsh_function.h"
 #include "sla/batch_solver.h"
 #include "sla/eigsh/eigenpairs.h"
+#include "sla/eigsh/end_shift.h"
 #include "sla/eigsh/lanczos.h"
 #include "sla/kernels/csr_kernels.h"
 #include "sla/kernels/spmv.h"
@@ -71,16 +72,6 @@ void check_symmetric(const SparseTensor& a) {
                 " with max |a_ij| = ", scale, ")");
 }
 
-/// A - σ I (float64), the diagonal added to the pattern where absent.
-SparseTensor shifted(const SparseTensor& a, double sigma) {
-  const int64_t n = a.rows();
-  at::Tensor diag = at::arange(n, at::kLong);
-  at::Tensor rows = at::cat({a.row_indices().cpu(), diag});
-  at::Tensor cols = at::cat({a.col_idx().to(at::kCPU, at::kLong), diag});
-  at::Tensor vals = at::cat({a.values().detach().to(at::kCPU, at::kDouble), at::full({n}, -sigma, at::kDouble)});
-  return SparseTensor::from_coo(vals, rows, cols, n, n);
-}
-
 /// Dense eigensolver for small n: the Ritz pairs of op's matrix, wanted ones first.
 detail::RitzPairs dense_pairs(const detail::BlockOperator& op, int64_t n, const detail::LanczosParams& p) {
   return detail::dense_ritz_pairs(op(at::eye(n, at::kDouble)), p);
@@ -101,6 +92,45 @@ EigshBackend resolve_backend(const SparseTensor& a, const EigshOptions& o) {
   return EigshBackend::Lanczos;
 }
 
+/// Auto at an end of the spectrum after the run on A spent its budget (`on_a`): the Lanczos
+/// method on (A - σ I)^{-1} with σ beyond the wanted end (end_shift.h), whose largest Ritz
+/// values 1/(λ - σ) belong to the wanted eigenvalues. Its Ritz values are returned as those
+/// of (A - σ I)^{-1} (θ = 1/(λ - σ), negated from those of (σ I - A)^{-1} for the largest), and
+/// `sort_options` becomes Which::Nearest at σ, so that λ = σ + 1/θ. When no shift can be
+/// factorised, the run on A goes on without the budget. Products of both runs are counted.
+detail::RitzPairs shift_invert_at_end(const SparseTensor& a64, const EigshOptions& options,
+                                      const detail::LanczosParams& p, const detail::VectorOperator& a_op,
+                                      detail::RitzPairs on_a, EigshInfo& info, EigshOptions& sort_options) {
+  const int64_t n = a64.rows();
+  detail::EndShift shift = detail::factor_beyond_end(a64, options.which, on_a.last_ritz_values, options.solver_backend);
+  detail::RitzPairs out;
+  if (shift.factor) {
+    std::shared_ptr<detail::BatchSolver> factor = shift.factor;
+    detail::VectorOperator inverse = detail::one_column(
+        [factor](const at::Tensor& x) {
+          SolveInfo si;
+          return factor->solve(x.unsqueeze(0), false, si)[0];   // B^{-1} x
+        },
+        n);
+    detail::LanczosParams q = p;
+    q.order = detail::RitzOrder::LargestAlgebraic;   // B positive definite: 1/|λ - σ| largest
+    out = detail::thick_restart_lanczos(inverse, n, q);
+    if (out.theta.defined() && options.which == Which::Largest) out.theta = -out.theta;   // B = σ I - A
+    info.shift_invert = true;
+    info.sigma = shift.sigma;
+    sort_options.which = Which::Nearest;
+    sort_options.sigma = shift.sigma;
+  } else {
+    out = detail::thick_restart_lanczos(a_op, n, p);
+  }
+  out.iterations += on_a.iterations;
+  out.applications += on_a.applications;
+  const std::string why = "the run on A did not converge in its budget of " + std::to_string(on_a.applications) +
+                          " products; shifts tried: " + shift.tried;
+  out.message = out.message.empty() ? why : out.message + " (" + why + ")";
+  return out;
+}
+
 EigshResult failed(const SparseTensor& a, int64_t k, EigshInfo info) {
   return detail::failed_eigsh(a.rows(), k, a.values().options(), std::move(info));
 }
@@ -118,9 +148,11 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
   detail::BlockOperator op;
   std::shared_ptr<detail::BatchSolver> factor;
   if (options.which == Which::Nearest) {
+    info.shift_invert = true;
+    info.sigma = options.sigma;
     SolveOptions so;
     so.backend = options.solver_backend;
-    factor = std::make_shared<detail::BatchSolver>(shifted(a64, options.sigma), so);   // A - σ I = L U (or L L^T)
+    factor = std::make_shared<detail::BatchSolver>(detail::shifted(a64, options.sigma), so);   // A - σ I = L U (or L L^T)
     SolveInfo probe;
     factor->solve(at::ones({1, n, 1}, at::kDouble), false, probe);
     if (probe.status != SolveStatus::Converged) {
@@ -152,12 +184,20 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
     vector_op = detail::one_column(op, n);
   }
   detail::RitzPairs pairs;
+  EigshOptions sort_options = options;   // Which::Nearest and σ when shift-invert ran
   if (backend == EigshBackend::Spectra) {
     info.backend = to_string(backend);
     pairs = detail::spectra_lanczos(vector_op, n, p);
   } else if (backend == EigshBackend::Lanczos && p.ncv < n) {
     info.backend = to_string(backend);
-    pairs = detail::thick_restart_lanczos(vector_op, n, p);
+    // Auto at an end: the run on A gets about what shift-invert would cost (0: unlimited)
+    const bool auto_end = options.backend == EigshBackend::Auto && options.which != Which::Nearest;
+    detail::LanczosParams limited = p;
+    limited.max_applications = auto_end ? detail::shift_invert_budget(a64, p.ncv, options.solver_backend) : 0;
+    pairs = detail::thick_restart_lanczos(vector_op, n, limited);
+    if (!pairs.converged && limited.max_applications > 0 && pairs.applications >= limited.max_applications) {
+      pairs = shift_invert_at_end(a64, options, p, vector_op, std::move(pairs), info, sort_options);
+    }
   } else if (p.ncv + p.block > n) {
     info.backend = "native (dense)";
     pairs = dense_pairs(op, n, p);
@@ -172,7 +212,7 @@ EigshResult eigsh(const SparseTensor& a, const EigshOptions& options) {
     info.message = pairs.message;
     return failed(a, k, info);
   }
-  auto [lambda, vectors] = detail::sorted_eigenpairs(pairs, options, detail::largest_entries_local);
+  auto [lambda, vectors] = detail::sorted_eigenpairs(pairs, sort_options, detail::largest_entries_local);
   // true Ritz residuals with A: ||A v_i - λ_i v_i||
   at::Tensor av = detail::csr_spmm(a64.row_ptr(), a64.col_idx(), {}, a64.values().unsqueeze(0),
                                    vectors.unsqueeze(0), n)[0];

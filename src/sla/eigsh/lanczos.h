@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tessera/sla/eigsh.h"
 
@@ -35,6 +36,9 @@ struct LanczosParams {
   double tol = 1e-10;     ///< ||op v - θ v|| <= tol * max |θ| seen
   uint64_t seed = 12345;
   RitzOrder order = RitzOrder::LargestAlgebraic;
+  /// thick_restart_lanczos: stop, not converged, once this many vectors were multiplied
+  /// (checked at each restart; 0: no limit but maxiter).
+  int64_t max_applications = 0;
 };
 
 struct RitzPairs {
@@ -44,6 +48,9 @@ struct RitzPairs {
   int64_t applications = 0;   ///< vectors op was applied to
   bool converged = false;
   std::string message;
+  /// thick_restart_lanczos: the k wanted Ritz values of its first run's last Rayleigh-Ritz,
+  /// best first (estimates even when it did not converge: eigsh's shift beyond that end).
+  std::vector<double> last_ritz_values;
 };
 
 /// The engine's parameters for eigsh's options on a matrix of n rows: the Krylov space size

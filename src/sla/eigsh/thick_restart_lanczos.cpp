@@ -46,6 +46,7 @@ RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const Lancz
     return true;
   });
   count(first);
+  out.last_ritz_values = first.theta;
   if (!first.stopped) {
     int64_t nconv = 0;
     for (int64_t i = 0; i < k; ++i) nconv += ritz_converged(first.theta[i], first.resid[i], p.tol);
@@ -65,6 +66,15 @@ RitzPairs thick_restart_lanczos(const VectorOperator& op, int64_t n, const Lancz
   for (;;) {
     q.ncv = std::min(m, n - basis.locked - 1);
     if (q.ncv < 2) break;   // L spans all but one direction
+    if (p.max_applications > 0) {
+      if (out.applications >= p.max_applications) {
+        out.message = "lanczos: " + std::to_string(k) + " Ritz pairs converged, but the search for missed copies " +
+                      "of multiple eigenvalues reached the limit of " + std::to_string(p.max_applications) +
+                      " products";
+        return out;
+      }
+      q.max_applications = p.max_applications - out.applications;
+    }
     std::vector<double> scores(values.size());
     for (size_t i = 0; i < values.size(); ++i) scores[i] = ritz_score(values[i], p.order);
     std::nth_element(scores.begin(), scores.begin() + (k - 1), scores.end(), std::greater<double>());

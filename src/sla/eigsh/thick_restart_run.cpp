@@ -138,7 +138,7 @@ RunResult thick_restart_run(const VectorOperator& op, LockedBasis& basis, const 
       out.stopped = true;
       break;
     }
-    if (restart + 1 >= p.maxiter) return out;
+    if (restart + 1 >= p.maxiter || (p.max_applications > 0 && out.applications >= p.max_applications)) return out;
     // thick restart: keep the best `kept` Ritz vectors (k plus up to half the rest, more as
     // pairs converge: ARPACK's rule) and the residual direction v_m
     kept = std::min(m - 1, k + std::min(nconv, (m - k) / 2));
