@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs `tessera verify` on VNN-COMP instances and compares with the expected verdicts.
 #
-#   bench/acasxu_run.sh [--benchmark acasxu|mnistfc|DIR] [--cap SECONDS] [--only REGEX] [--out FILE.csv]
+#   bench/acasxu_run.sh [--benchmark acasxu|mnistfc|DIR] [--cap SECONDS] [--only REGEX] [--out FILE.csv] [--server]
 #
 # A benchmark is a folder of ../shared/data/vnncomp2021 (acasxu, mnistfc, oval21) or a path
 # under ../shared/data (vnncomp2022/sri_resnet_a, vnncomp2022/mnist_fc). Its instances come
@@ -10,17 +10,21 @@
 # CSV (onnx, vnnlib, timeout, verdict, expected, seconds, check) and prints a summary; the
 # exit code is 1 when any verdict contradicts expected.csv. Each instance's standard error
 # (progress lines, the final reason) goes to <out>_logs/<onnx>__<vnnlib>.log next to the CSV.
+# With --server, one `tessera serve` is started first (its start-up timed and reported as
+# server_start_seconds) and every instance runs through the launcher on it (TESSERA_SERVER):
+# an instance's seconds are still the whole `tessera verify` command, launcher included.
 # Env: TESSERA_BIN, THREADS (1).
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${TESSERA_BIN:-$ROOT/build/tessera}"
-BENCH=acasxu; CAP=0; ONLY="."; OUT=""
+BENCH=acasxu; CAP=0; ONLY="."; OUT=""; SERVER=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --benchmark) BENCH="$2"; shift 2 ;;
     --cap) CAP="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
+    --server) SERVER=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -40,6 +44,18 @@ LOGS="${OUT%.csv}_logs"
 mkdir -p "$LOGS"
 export GLOG_minloglevel=2
 echo "onnx,vnnlib,timeout,verdict,expected,seconds,check" > "$OUT"
+server_start=0
+if [ "$SERVER" = 1 ]; then
+  SERVE_DIR="$(mktemp -d)"
+  start=$(date +%s.%N)
+  "$BIN" serve --socket "$SERVE_DIR/s" 2>"$LOGS/server.log" &
+  SERVE_PID=$!
+  trap 'kill $SERVE_PID 2>/dev/null; rm -rf "$SERVE_DIR"' EXIT
+  for _ in $(seq 1 600); do [ -S "$SERVE_DIR/s" ] && [ -S "$SERVE_DIR/s.passive" ] && break; sleep 0.01; done
+  [ -S "$SERVE_DIR/s" ] || { echo "tessera serve did not start (see $LOGS/server.log)" >&2; exit 2; }
+  server_start=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+  export TESSERA_SERVER="$SERVE_DIR/s"
+fi
 echo "# $(date -u +%FT%TZ) $(uptime)" >&2
 total=0; wrong=0; decided=0; count=0; t_all=0
 while IFS=, read -r onnx vnnlib timeout; do
@@ -63,6 +79,6 @@ while IFS=, read -r onnx vnnlib timeout; do
   echo "$onnx,$vnnlib,$t,$verdict,$expected,$secs,$check" >> "$OUT"
   printf '%-40s %-14s %-8s %-8s %8s s  %s\n' "$onnx" "$vnnlib" "$verdict" "$expected" "$secs" "$check" >&2
 done < "$INSTANCES"
-echo "{\"benchmark\":\"$BENCH\",\"instances\":$count,\"decided\":$decided,\"wrong\":$wrong,\"total_seconds\":$t_all,\"cap\":$CAP,\"csv\":\"$OUT\",\"logs\":\"$LOGS\"}"
+echo "{\"benchmark\":\"$BENCH\",\"instances\":$count,\"decided\":$decided,\"wrong\":$wrong,\"total_seconds\":$t_all,\"server_start_seconds\":$server_start,\"cap\":$CAP,\"csv\":\"$OUT\",\"logs\":\"$LOGS\"}"
 echo "# $(date -u +%FT%TZ) $(uptime)" >&2
 [ "$wrong" -eq 0 ]

@@ -12,7 +12,15 @@
 // at start, this launcher sets OMP_WAIT_POLICY=passive; on an idle machine it leaves
 // libgomp's default. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is always kept. Then it
 // replaces itself with `tessera-main` (same process, same arguments).
+//
+// When TESSERA_SERVER names the socket of a running `tessera serve`, the command runs there
+// instead: in a process forked from one that has LibTorch loaded already, with this
+// process's standard streams, folder and environment, and this process ends with its exit
+// status (start-up ~1 s of loading LibTorch saved per command; serve_command.cpp). A server
+// is used only when its load-time environment equals this one (serve_protocol.h); under
+// mpirun, for `serve` itself, or when no server answers, tessera-main starts as above.
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,8 +29,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "serve_protocol.h"
 #include "tessera/core/omp_wait.h"
 
 namespace {
@@ -47,15 +58,66 @@ int busy_elsewhere() {
   return std::max(0, fewest);
 }
 
+bool under_mpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
+// The subcommand word (the first argument that is neither an option nor a global option's value).
+std::string command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" || arg == "--memory-cap") { ++i; continue; }
+    if (!arg.empty() && arg[0] != '-') return arg;
+  }
+  return "";
+}
+
+// Runs the command on the server at TESSERA_SERVER (its passive twin when this launcher chose
+// passive threads) and gives its exit status; nothing when no usable server answers (then
+// nothing has been sent: the caller starts tessera-main itself).
+std::optional<int> run_on_server(int argc, char** argv) {
+  namespace ts = tessera::serve;
+  const char* base = std::getenv("TESSERA_SERVER");
+  if (base == nullptr || *base == '\0' || under_mpi() || command_word(argc, argv) == "serve") return std::nullopt;
+  std::string path = base;
+  const char* marker = std::getenv(TESSERA_OMP_WAIT_MARKER);
+  if (marker != nullptr && std::string(marker) == "1") path += ts::kPassiveSuffix;
+  const auto addr = ts::socket_address(path);
+  if (!addr) return std::nullopt;
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) return close(fd), std::nullopt;
+  const auto hello = ts::receive_strings(fd);
+  if (!hello || hello->size() != 2 || (*hello)[0] != ts::kHello || (*hello)[1] != ts::load_time_environment(environ))
+    return close(fd), std::nullopt;  // another protocol or other load-time settings: start our own
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return close(fd), std::nullopt;
+  std::vector<std::string> request{cwd, std::to_string(argc)};
+  for (int i = 0; i < argc; ++i) request.emplace_back(argv[i]);
+  for (char** e = environ; *e; ++e) request.emplace_back(*e);
+  if (!ts::send_fds(fd, {0, 1, 2}) || !ts::send_strings(fd, request)) return close(fd), std::nullopt;
+  // from here the command is the server's: its status, or an error (never a second run)
+  int32_t status = 0;
+  if (!ts::read_all(fd, &status, sizeof status)) {
+    std::fprintf(stderr, "tessera: the server at %s ended without the command's exit status\n", path.c_str());
+    return 1;
+  }
+  close(fd);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  (void)argc;
+  // `serve` starts with libgomp's default and a passive twin of its own (serve_command.cpp)
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr &&
-      busy_elsewhere() > 0) {
+      command_word(argc, argv) != "serve" && busy_elsewhere() > 0) {
     setenv("OMP_WAIT_POLICY", TESSERA_BUSY_OMP_WAIT_POLICY, 1);
     setenv(TESSERA_OMP_WAIT_MARKER, "1", 1);
   }
+  if (const std::optional<int> status = run_on_server(argc, argv)) return *status;
   char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {

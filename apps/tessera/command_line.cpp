@@ -34,7 +34,7 @@ std::string command_names(CLI::App& app) {
 
 // Global options and subcommands on `app`; the options write into `global`, the chosen
 // subcommand's callback into `body`.
-void add_command_line(CLI::App& app, GlobalOptions& global, CommandBody& body) {
+void add_command_line(CLI::App& app, GlobalOptions& global, CommandBody& body, bool& server) {
   app.set_version_flag("--version", tessera::core::version());
   app.require_subcommand(1);
   app.add_option("--threads", global.threads,
@@ -49,6 +49,7 @@ void add_command_line(CLI::App& app, GlobalOptions& global, CommandBody& body) {
   add_bounds_command(app, body);
   add_verify_command(app, body);
   add_bench_command(app, body);
+  add_serve_command(app, body, server);
 }
 
 }  // namespace
@@ -58,7 +59,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App app{"tessera: sharded, differentiable numerics on LibTorch\n"
                "  sparse solves with gradients (solve) and neural-network verification "
                "(bounds, verify)"};
-  add_command_line(app, parsed.global, parsed.body);
+  add_command_line(app, parsed.global, parsed.body, parsed.server);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

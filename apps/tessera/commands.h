@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace tessera::app {
 
@@ -19,5 +20,10 @@ void add_spectral_commands(CLI::App& app, CommandBody& body);
 void add_bounds_command(CLI::App& app, CommandBody& body);
 void add_verify_command(CLI::App& app, CommandBody& body);
 void add_bench_command(CLI::App& app, CommandBody& body);
+/// `tessera serve`: keeps LibTorch loaded and runs the launcher's commands in forked
+/// processes (serve_command.cpp); sets `server` when chosen.
+void add_serve_command(CLI::App& app, CommandBody& body, bool& server);
+/// In a command process forked by `tessera serve`: "the server at PATH (pid N)"; else "".
+const std::string& served_by();
 
 }  // namespace tessera::app

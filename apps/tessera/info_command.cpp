@@ -32,6 +32,7 @@ int run_info(const InfoOptions& options) {
       {"threads", at::get_num_threads()},
       {"blas_threads", core::blas_threads()},
       {"omp_wait", core::omp_wait_description()},
+      {"served_by", served_by().empty() ? "none (a process of its own)" : served_by()},
   };
   int code = 0;
   if (options.check_dist) {

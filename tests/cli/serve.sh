@@ -1,0 +1,92 @@
+#!/bin/sh
+# `tessera serve`: the launcher runs a command on the server named by TESSERA_SERVER when its
+# load-time environment matches, with the caller's streams, folder and exit status; it
+# starts its own process when no server answers or the environment differs; a launcher
+# that is killed takes its command with it; a second server on the same socket is refused;
+# a stopped server removes its sockets and its passive twin.
+# Usage: serve.sh TESSERA VNNCOMP_DIR WORK_DIR
+tessera=$1
+vnncomp=$2
+work=$3/serve_test
+failures=0
+passed=0
+check() {  # check NAME COMMAND...: the command's status is the check's
+  name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failures=$((failures + 1)); echo "FAIL $name"; fi
+}
+rm -rf "$work" && mkdir -p "$work"
+# libgomp's default with tessera's own choice of passive threads, as for a user who set neither
+unset OMP_WAIT_POLICY GOMP_SPINCOUNT TESSERA_OMP_WAIT_DEFAULT
+sock=$work/s.sock
+out=$work/out
+log=$work/log
+server=""
+trap '[ -n "$server" ] && kill $server 2>/dev/null' EXIT
+
+"$tessera" serve --socket "$sock" 2>"$work/server.log" &
+server=$!
+for i in $(seq 1 300); do [ -S "$sock" ] && [ -S "$sock.passive" ] && break; sleep 0.1; done
+check server_listens test -S "$sock"
+check passive_twin_listens test -S "$sock.passive"
+twin=$(pgrep -P "$server" -f -- --twin)
+check twin_is_the_servers_child test -n "$twin"
+
+# a command on the server: `info` says so (the twin answers when the machine is busy)
+TESSERA_SERVER=$sock "$tessera" info >"$out" 2>"$log"
+check info_exit_0 test $? -eq 0
+check info_served grep -q "served_by: \"the server at $sock" "$out"
+
+# the same verdicts and files as a process of its own, relative paths from the caller's folder
+for case in test_unsat test_sat; do
+  (cd "$work" && TESSERA_SERVER=$sock "$tessera" verify "$vnncomp/test/$case.onnx" "$vnncomp/test/test_prop.vnnlib" \
+    --timeout 30 --results served_$case.txt >"$out" 2>"$log")
+  served=$?
+  "$tessera" verify "$vnncomp/test/$case.onnx" "$vnncomp/test/test_prop.vnnlib" --timeout 30 \
+    --results "$work/own_$case.txt" >"$out.own" 2>/dev/null
+  own=$?
+  check ${case}_same_exit_code test $served -eq $own
+  check ${case}_same_verdict test "$(tail -n 1 "$out")" = "$(tail -n 1 "$out.own")"
+  check ${case}_results_in_callers_folder test "$(head -n 1 "$work/served_$case.txt")" = "$(head -n 1 "$work/own_$case.txt")"
+  check ${case}_progress_on_callers_stderr grep -q "(by" "$log"
+done
+
+# bad input: exit code 2 and the message on the caller's standard error
+TESSERA_SERVER=$sock "$tessera" verify "$work/missing.onnx" "$vnncomp/test/test_prop.vnnlib" >"$out" 2>"$log"
+check bad_input_exit_2 test $? -eq 2
+check bad_input_message grep -q "missing.onnx" "$log"
+
+# another load-time environment, or no server: a process of its own
+OMP_NUM_THREADS=3 TESSERA_SERVER=$sock "$tessera" info >"$out" 2>"$log"
+check other_environment_runs_alone grep -q "served_by: \"none" "$out"
+TESSERA_SERVER=$work/nobody.sock "$tessera" info >"$out" 2>"$log"
+check no_server_exit_0 test $? -eq 0
+check no_server_runs_alone grep -q "served_by: \"none" "$out"
+
+# one server per socket
+"$tessera" serve --socket "$sock" >"$out" 2>"$log"
+check second_server_exit_2 test $? -eq 2
+check second_server_message grep -q "already listens" "$log"
+
+# a launcher killed while its command runs: the command ends too (only the twin stays a child)
+TESSERA_SERVER=$sock "$tessera" --threads 1 solve --poisson2d 1500 --method cg --rtol 1e-14 >/dev/null 2>&1 &
+launcher=$!
+sleep 2
+children() { echo $(($(pgrep -P "$server" | wc -l) + $(pgrep -P "$twin" | wc -l))); }  # the twin, handlers
+check command_running test "$(children)" -ge 2
+kill -TERM $launcher
+wait $launcher 2>/dev/null
+for i in $(seq 1 50); do [ "$(children)" -le 1 ] && break; sleep 0.1; done
+check command_ended_with_its_launcher test "$(children)" -le 1
+
+# stopping the server removes its sockets and its twin
+kill -TERM $server
+wait $server
+check server_stopped_exit_0 test $? -eq 0
+server=""
+sleep 0.5
+check sockets_removed test ! -e "$sock" -a ! -e "$sock.passive"
+check twin_stopped test ! -d "/proc/$twin"
+
+echo "$passed passed, $failures failed"
+[ $failures -eq 0 ]
