@@ -9,6 +9,11 @@ if [ -z "$TESSERA_BIN" ]; then
   exit 1
 fi
 export GLOG_minloglevel=2
+# One `tessera serve` per user, started by prepare_instance.sh, runs the instances (LibTorch
+# loaded once instead of ~1 s per instance); the launcher starts tessera-main itself when it
+# does not answer. TESSERA_VNNCOMP_SERVER=0: no server.
+TESSERA_SERVER_SOCKET="${TESSERA_SERVER_SOCKET:-${TMPDIR:-/tmp}/tessera-vnncomp-$(id -u).sock}"
+if [ "${TESSERA_VNNCOMP_SERVER:-1}" = 1 ]; then export TESSERA_SERVER="$TESSERA_SERVER_SOCKET"; fi
 
 # unpacked PATH: PATH itself, or a decompressed copy of PATH.gz in a temporary folder
 unpacked() {
