@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include "dense_relax.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/patches_a.h"
 
@@ -11,6 +12,7 @@ namespace tessera::lirpa {
 
 RelaxedRows AMatrix::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
   at::Tensor ad = dense(dtype);
+  if (auto fused = detail::relax_dense_rows(ad, r)) return *std::move(fused);  // no gradient recorded: one pass
   at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
   at::Tensor ax = times_grouped(pos, r.lower_d) + times_grouped(neg, r.upper_d);  // A_x = A+ d_l + A- d_u
   at::Tensor bias = at::zeros({ad.size(0)}, ad.options());
