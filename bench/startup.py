@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Start-up of `tessera verify`: where the time goes from exec to the verdict, one thread.
 
-    bench/startup.py [--bin DIR]... [--repeats N] [--instance ONNX:VNNLIB]... [--data DIR]
+    bench/startup.py [--bin DIR]... [--repeats N] [--instance ONNX:VNNLIB]... [--data DIR] [--server]
 
 Each DIR holds a `tessera` launcher and its `tessera-main` (default: build/); several DIRs are
 measured in the same run, round by round, so their figures share the machine's load. Besides
@@ -17,6 +17,11 @@ first attack or bound decided it) and to the process's end (`exit`), and the CPU
 (user + system) of the whole process. One JSON line per (program, case), then a summary
 line. Load average before and after is in the summary; figures above load ~2 (2 cores) are
 indicative only, CPU seconds less so.
+
+With --server, the first DIR's `tessera serve` is started once (its start-up in the summary)
+and every instance is also run through the launcher on it (case "... (served)"): its wall
+times are the launcher's from exec to end; its CPU seconds are not measurable from here (the
+command runs in the server's process tree) and are left out.
 """
 import argparse
 import json
@@ -106,6 +111,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--instance", action="append", help="ONNX:VNNLIB under --data")
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "vnncomp2021", "acasxu"))
+    ap.add_argument("--server", action="store_true", help="also run every instance on a `tessera serve`")
     args = ap.parse_args()
     bins = args.bin or [os.path.join(ROOT, "build")]
     instances = args.instance or DEFAULT_INSTANCES
@@ -114,6 +120,16 @@ def main():
     runs = {}  # (program, case) -> list of (ready, verdict, exit, cpu)
     cases = []
     with tempfile.TemporaryDirectory() as tmp:
+        served_env, server, server_start = None, None, None
+        if args.server:
+            sock = os.path.join(tmp, "s")
+            t0 = time.perf_counter()
+            server = subprocess.Popen([os.path.join(bins[0], "tessera"), "serve", "--socket", sock], env=env,
+                                      stderr=subprocess.DEVNULL)
+            while not (os.path.exists(sock) and os.path.exists(sock + ".passive")) and server.poll() is None:
+                time.sleep(0.01)
+            server_start = round(time.perf_counter() - t0, 3)
+            served_env = dict(env, TESSERA_SERVER=sock)
         for name, path in build_floors(tmp, os.path.join(bins[0], "tessera-main")).items():
             cases.append((name, "-", [path]))
         for b in bins:
@@ -121,23 +137,32 @@ def main():
             cases.append((b, "--version (launcher)", [os.path.join(b, "tessera"), "--version"]))
             for inst in instances:
                 onnx, vnnlib = inst.split(":")
-                cases.append((b, inst, [os.path.join(b, "tessera"), "--threads", "1", "verify",
-                                        os.path.join(args.data, onnx), os.path.join(args.data, vnnlib),
-                                        "--timeout", "116"]))
+                cmd = [os.path.join(b, "tessera"), "--threads", "1", "verify", os.path.join(args.data, onnx),
+                       os.path.join(args.data, vnnlib), "--timeout", "116"]
+                cases.append((b, inst, cmd))
+                if served_env is not None and b == bins[0]:
+                    cases.append((b, inst + " (served)", cmd))
         for _ in range(args.repeats):  # round by round: every case sees the same load
             for program, case, cmd in cases:
-                err, out, end, cpu, rc = timed(cmd, env)
+                served = case.endswith("(served)")
+                err, out, end, cpu, rc = timed(cmd, served_env if served else env)
+                if served:
+                    cpu = None
                 if rc != 0:
                     print(f"# {' '.join(cmd)} exited {rc}", file=sys.stderr)
                 runs.setdefault((program, case), []).append((err, out, end, cpu))
         load_after = os.getloadavg()[0]
+        if server is not None:
+            server.terminate()
+            server.wait()
         for program, case, _ in cases:
             r = runs[(program, case)]
             row = {"program": os.path.basename(program) if program.startswith(tmp) else program, "case": case,
                    "repeats": len(r), "ready_s": median([x[0] for x in r]), "verdict_s": median([x[1] for x in r]),
                    "exit_s": median([x[2] for x in r]), "cpu_s": median([x[3] for x in r])}
             print(json.dumps(row))
-    print(json.dumps({"summary": True, "repeats": args.repeats, "threads": 1, "load_before": load_before,
+    print(json.dumps({"summary": True, "repeats": args.repeats, "threads": 1, "server_start_s": server_start,
+                      "load_before": load_before,
                       "load_after": load_after, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}))
 
 
