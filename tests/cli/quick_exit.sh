@@ -7,13 +7,7 @@
 tessera=$1
 vnncomp=$2
 work=$3
-failures=0
-passed=0
-check() {  # check NAME COMMAND...: the command's status is the check's
-  name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failures=$((failures + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "$0")/checks.sh"
 no_fini() { ! grep -q "calling fini" "$1"; }
 out=$work/quick_exit.out
 log=$work/quick_exit.log
@@ -39,5 +33,4 @@ printf '(declare-const X_0 Real)\n(assert (<= X_0 oops))\n' >"$work/quick_exit_b
 check error_exit_2 test $? -eq 2
 check error_message grep -q "quick_exit_bad.vnnlib" "$log"
 
-echo "$passed passed, $failures failed"
-[ $failures -eq 0 ]
+checks_done

@@ -8,13 +8,7 @@
 tessera=$1
 vnncomp=$2
 work=$3/serve_test
-failures=0
-passed=0
-check() {  # check NAME COMMAND...: the command's status is the check's
-  name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failures=$((failures + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "$0")/checks.sh"
 rm -rf "$work" && mkdir -p "$work"
 # libgomp's default with tessera's own choice of passive threads, as for a user who set neither
 unset OMP_WAIT_POLICY GOMP_SPINCOUNT TESSERA_OMP_WAIT_DEFAULT
@@ -90,5 +84,4 @@ for i in $(seq 1 100); do twin_gone && [ ! -e "$sock.passive" ] && break; sleep 
 check sockets_removed test ! -e "$sock" -a ! -e "$sock.passive"
 check twin_stopped twin_gone
 
-echo "$passed passed, $failures failed"
-[ $failures -eq 0 ]
+checks_done
