@@ -60,7 +60,10 @@ double run_case(const std::string& name, const sla::SparseTensor& a, sla::Method
     line["setup_seconds"] = setup.seconds;
     line["setup"] = setup.summary;
     if (pc == sla::Preconditioner::AMG) {
-      line["amg"] = {{"strength", o.amg.strength}, {"cycle", bo.cycle}, {"smoother_degree", o.amg.smoother_degree},
+      line["amg"] = {{"strength", o.amg.strength},
+                     {"weak_share", o.amg.weak_share},
+                     {"cycle", bo.cycle},
+                     {"smoother_degree", o.amg.smoother_degree},
                      {"smoother_ratio", o.amg.smoother_ratio}};
     }
   }
@@ -150,6 +153,10 @@ void add_bench_amg(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--rtol", o->rtol, "relative tolerance")->check(kPositive);
   cmd->add_option("--n3d", o->n3d, "3D grid side")->check(kPositive);
   cmd->add_option("--amg-strength", o->amg.strength, "AMG strength of connection theta")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--amg-weak-share", o->amg.weak_share,
+                  "AMG: halve theta on a level while more than this share of its rows has no strong connection "
+                  "(default 0.1; 1: theta on every level)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--amg-cycle", o->cycle, "v, w or k (K-cycle, flexible CG)")->check(CLI::IsMember({"v", "w", "k"}));
   cmd->add_option("--sigma", o->sigma, "sigma of the log-normal kappa (diffusion2d, diffusion3d; default 1)")
       ->check(CLI::NonNegativeNumber);

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <tuple>
 #include <vector>
 
@@ -157,6 +158,73 @@ TEST(Amg, RowsWithOnlyWeakConnectionsJoinAnAggregate) {
     joined_a_neighbour = joined_a_neighbour || (j != weak && agg[j] == agg[weak]);
   }
   EXPECT_TRUE(joined_a_neighbour);
+}
+
+// The first coarse level of 3D Poisson (the 7-point Galerkin product: about 27 entries per row,
+// each below 0.08 of the diagonal) has almost only weak rows at theta 0.08, all aggregated by
+// pass 4. A row joining the aggregate of a row that had itself just joined chained them along
+// the numbering: aggregates of 117 rows at 24^3 (6,312 at 128^3), and the 3D iterations grew
+// with n. Now a pass-4 joiner is no target while another aggregate or a free neighbour is, and
+// the aggregates stay about a row's neighbourhood, at 0.08 and at the level's own theta 0.04.
+TEST(Amg, WeakRowsDoNotChainIntoLargeAggregatesOn3dCoarseLevels) {
+  AmgOptions options;
+  options.coarse_size = 1000;
+  const AmgHierarchy h = build_amg(csr_of(poisson3d(24), 0), options);
+  ASSERT_GE(h.levels().size(), 2u);
+  const detail::CsrData& a1 = h.levels()[1].a;
+  const at::Tensor row_lengths = a1.row_ptr.narrow(0, 1, a1.rows) - a1.row_ptr.narrow(0, 0, a1.rows);
+  const int64_t longest = row_lengths.max().item<int64_t>();
+  for (double theta : {0.08, 0.04}) {
+    std::vector<int64_t> agg;
+    const int64_t count = detail::aggregate(a1, theta, agg);
+    std::vector<int64_t> size(count, 0);
+    for (int64_t g : agg) {
+      ASSERT_GE(g, 0);
+      ++size[g];
+    }
+    const int64_t largest = *std::max_element(size.begin(), size.end());
+    EXPECT_LE(largest, 2 * longest) << "theta " << theta << ": an aggregate of " << largest << " rows (rows of at most "
+                                    << longest << " entries)";
+  }
+}
+
+// The threshold per level: 0.08 while at most 10% of a level's rows have no strong connection
+// (every level of 2D Poisson), halved where more would (3D Poisson's first coarse level: about
+// 30 entries per row, 88% of its rows without an entry of 0.08 sqrt(a_ii a_jj) at 64^3).
+TEST(Amg, StrengthIsHalvedOnlyWhereMostRowsWouldBeWeak) {
+  const AmgHierarchy h2 = build_amg(csr_of(poisson2d(200), 0), AmgOptions{});
+  ASSERT_GE(h2.levels().size(), 3u);
+  for (const auto& level : h2.levels()) EXPECT_EQ(detail::level_strength(level.a, 0.08, 0.1), 0.08);
+  const AmgHierarchy h3 = build_amg(csr_of(poisson3d(32), 0), AmgOptions{});
+  ASSERT_GE(h3.levels().size(), 2u);
+  EXPECT_EQ(detail::level_strength(h3.levels()[0].a, 0.08, 0.1), 0.08);
+  EXPECT_EQ(detail::level_strength(h3.levels()[1].a, 0.08, 0.1), 0.04);
+  EXPECT_EQ(detail::level_strength(h3.levels()[1].a, 0.08, 1.0), 0.08);   // weak_share 1: theta everywhere
+  EXPECT_EQ(detail::level_strength(h3.levels()[1].a, 0.0, 0.1), 0.0);
+}
+
+// 3D Poisson, b = rand, rtol 1e-8: with one strength threshold on every level and the chained
+// pass-4 aggregates the iterations grew with n (15 at 24^3, 19 at 64^3; 36 at 160^3 and 112 at
+// 392^3 to 1e-6); with a threshold per level (level_strength) they stay 15-16. The coarsening
+// ratio per level stays below 64 (a 4^3 block) and the operator complexity below 1.8.
+TEST(Amg, VcycleIterationsDoNotGrowWithNOn3dPoisson) {
+  std::vector<int64_t> iterations;
+  for (int64_t n : {24, 64}) {
+    const SparseTensor a = poisson3d(n);
+    at::manual_seed(1);
+    const at::Tensor b = at::rand({a.rows()}, at::kDouble);
+    auto [x, info] = solve(a, b, amg_cg());
+    EXPECT_EQ(info.status, SolveStatus::Converged) << info.message;
+    EXPECT_LE(info.residual, 1e-8);
+    iterations.push_back(info.iterations);
+    const AmgHierarchy h = build_amg(csr_of(a, 0), AmgOptions{});
+    for (size_t l = 0; l + 1 < h.levels().size(); ++l) {
+      EXPECT_LT(h.levels()[l].a.rows, 64 * h.levels()[l + 1].a.rows) << "n " << n << ", level " << l;
+    }
+    EXPECT_LT(h.operator_complexity(), 1.8) << "n " << n;
+  }
+  EXPECT_LE(iterations[1], iterations[0] + 1) << iterations[0] << " iterations at 24^3, " << iterations[1] << " at 64^3";
+  EXPECT_LE(iterations[1], 17);
 }
 
 // Log-normal diffusion, sigma 2 at 512^2 (kappa over about 8 orders of magnitude), b = rand as

@@ -44,7 +44,10 @@ enum class AmgCycle { V, W, K };
 
 /// Parameters of Preconditioner::AMG.
 struct AmgOptions {
-  double strength = 0.08;       ///< a_ij is strong when |a_ij| >= strength sqrt(|a_ii a_jj|)
+  double strength = 0.08;       ///< a_ij is strong when |a_ij| >= theta sqrt(|a_ii a_jj|), theta = strength / 2^k:
+  double weak_share = 0.1;      ///< on each level the smallest k (at most 10) that leaves at most this share of the
+                                ///< rows with off-diagonals without a strong connection (2D levels: k = 0; 3D
+                                ///< Poisson's coarse levels: k = 1, 2, ...); 1 keeps theta = strength everywhere
   AmgCycle cycle = AmgCycle::V;  ///< K only with Method::CG (flexible); V and W with any method
   int smoother_degree = 2;      ///< Chebyshev degree of the pre- and post-smoothing
   double smoother_ratio = 30;   ///< Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]

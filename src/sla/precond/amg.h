@@ -1,8 +1,9 @@
 #pragma once
 // Smoothed-aggregation algebraic multigrid (Vanek, Mandel, Brezina 1996) as a Krylov
-// preconditioner. Set-up on the CPU: strength of connection, greedy aggregation (every row
-// with an off-diagonal in an aggregate), tentative prolongator (the constant vector, not
-// normalised, so the constant is the near-null-space vector of every level), one damped-Jacobi smoothing
+// preconditioner. Set-up on the CPU: strength of connection (a threshold per level,
+// level_strength), greedy aggregation (every row with an off-diagonal in an aggregate),
+// tentative prolongator (the constant vector, not normalised, so the constant is the
+// near-null-space vector of every level), one damped-Jacobi smoothing
 // step P = (I - w D^{-1} A) T, and the Galerkin coarse operator A_c = P^T A P by a fused
 // sparse triple product. The hierarchy is a list of CSR tensors (the finest may be a
 // matrix-free stencil form, csr_from_stencil); the cycle (V, W or K by AmgOptions::cycle;
@@ -109,6 +110,11 @@ AmgHierarchy build_amg(const CsrData& a, const AmgOptions& options);
 /// Aggregate of every row of `a` (-1: a row without off-diagonal entries, left out of the
 /// coarse space); returns the number of aggregates. Exposed for tests.
 int64_t aggregate(const CsrData& a, double strength, std::vector<int64_t>& aggregate_of);
+
+/// The strength threshold of a level: the largest strength / 2^k (k = 0, ..., 10) at which at
+/// most `weak_share` of the rows with an off-diagonal have no entry with |a_ij| >= theta
+/// sqrt(|a_ii a_jj|). Exposed for tests.
+double level_strength(const CsrData& a, double strength, double weak_share);
 
 /// P = (I - w D^{-1} A) T, w = 4 / (3 lambda_max), with T(i, agg(i)) = 1: the tentative
 /// prolongator of the constant near-null-space vector, smoothed by one damped Jacobi step

@@ -70,34 +70,75 @@ int64_t aggregate_rows(const Rows& rows, const double* d, int64_t n, double thet
     if (any) agg[i] = count++;
   }
   // Pass 4: a row still left (only weak connections) joins the aggregate it is most strongly
-  // connected to, or starts one with its neighbours. Left out of the coarse space it would
+  // connected to, or starts one with its free neighbours. Left out of the coarse space it would
   // break P 1 = 1 there, and A_c = P^T A P would gain a spurious reaction term from each such
   // row: their number grows with n, the smoothest modes' energy does not, so the iterations
   // would grow with n (log-normal diffusion). Rows without off-diagonals stay out (the
-  // smoother solves them).
+  // smoother solves them). A row that joined in this pass is no target for the next ones
+  // (only when nothing else is): on the first coarse level of 3D Poisson almost every row is
+  // weak at theta 0.08 (about 30 entries per row, each below 0.08 of the diagonal), and rows
+  // joining the aggregate of a row that had just joined chained along the numbering into
+  // aggregates of thousands of rows (6,312 at 128^3); the coarse spaces lost their
+  // approximation and the iterations grew with n (36 at 160^3, 112 at 392^3).
+  std::vector<char> joined(n, 0);
   for (int64_t i = 0; i < n; ++i) {
     if (agg[i] >= 0) continue;
-    double best = 0.0;
-    int64_t target = -1;
-    bool any = false;
+    double best = 0.0, best_joined = 0.0;
+    int64_t target = -1, target_joined = -1;
+    bool any_free = false;
     rows.for_each(i, [&](int64_t j, double v) {
       if (j == i || v == 0.0) return;
-      any = true;
-      if (agg[j] >= 0 && std::abs(v) > best) {   // the most strongly connected aggregate
+      if (agg[j] < 0) {
+        any_free = true;
+      } else if (joined[j]) {                                     // a pass-4 joiner: the last resort
+        if (std::abs(v) > best_joined) {
+          best_joined = std::abs(v);
+          target_joined = agg[j];
+        }
+      } else if (std::abs(v) > best) {                             // the most strongly connected aggregate
         best = std::abs(v);
         target = agg[j];
       }
     });
     if (target >= 0) {
       agg[i] = target;
-    } else if (any) {                                    // every neighbour free: a new aggregate
+      joined[i] = 1;
+    } else if (any_free) {                                         // a new aggregate with the free neighbours
       rows.for_each(i, [&](int64_t j, double v) {
-        if (j != i && v != 0.0) agg[j] = count;
+        if (j != i && v != 0.0 && agg[j] < 0) agg[j] = count;
       });
       agg[i] = count++;
+    } else if (target_joined >= 0) {                               // every neighbour a joiner
+      agg[i] = target_joined;
+      joined[i] = 1;
     }
   }
   return count;
+}
+
+/// Halvings of the strength threshold tried on one level (theta down to theta / 2^10).
+constexpr int kMaxHalvings = 10;
+
+/// The level's threshold: the largest strength / 2^k (k <= kMaxHalvings) at which at most
+/// `weak_share` of the rows with an off-diagonal have no strong connection (see level_strength).
+template <typename Rows>
+double level_strength_rows(const Rows& rows, const double* d, int64_t n, double strength, double weak_share) {
+  int64_t weak[kMaxHalvings + 1] = {};   // weak[k]: rows whose strongest connection is below strength / 2^k
+  int64_t connected = 0;
+#pragma omp parallel for schedule(static) reduction(+ : weak[:kMaxHalvings + 1], connected) if (n >= 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    double s = -1.0;                                                   // max_j |a_ij| / sqrt(|a_ii a_jj|)
+    rows.for_each(i, [&](int64_t j, double v) {
+      if (j != i && v != 0.0) s = std::max(s, std::abs(v) / std::sqrt(std::abs(d[i] * d[j])));
+    });
+    if (s < 0.0) continue;                                             // no off-diagonal
+    ++connected;
+    for (int k = 0; k <= kMaxHalvings && s < std::ldexp(strength, -k); ++k) ++weak[k];
+  }
+  for (int k = 0; k < kMaxHalvings; ++k) {
+    if (static_cast<double>(weak[k]) <= weak_share * static_cast<double>(connected)) return std::ldexp(strength, -k);
+  }
+  return std::ldexp(strength, -kMaxHalvings);
 }
 
 /// Inverse of a small dense matrix by Gauss-Jordan elimination with partial pivoting; a
@@ -142,6 +183,15 @@ int64_t aggregate(const CsrData& a, double strength, std::vector<int64_t>& aggre
   return count;
 }
 
+double level_strength(const CsrData& a, double strength, double weak_share) {
+  double theta = strength;
+  const at::Tensor diag = a.diagonal();
+  with_rows(a, [&](const auto& rows) {
+    theta = level_strength_rows(rows, diag.data_ptr<double>(), a.rows, strength, weak_share);
+  });
+  return theta;
+}
+
 double estimate_lambda_max(const CsrData& a, const at::Tensor& inv_diag, int steps) {
   // a random start from a fixed seed (the same hierarchy every run); a quasi-periodic start
   // such as frac(0.618 i) missed the top of 3D Poisson's spectrum at 100^3
@@ -166,13 +216,15 @@ double estimate_lambda_max(const CsrData& a, const at::Tensor& inv_diag, int ste
 AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
   TESSERA_CHECK(fine.rows == fine.cols, DimensionMismatch, "AMG needs a square matrix, got ", fine.rows, "x",
                 fine.cols);
-  TESSERA_CHECK(options.smoother_degree >= 1 && options.max_levels >= 1 && options.smoother_ratio > 1.0,
-                InvalidInput, "AMG options: smoother_degree >= 1, max_levels >= 1, smoother_ratio > 1");
+  TESSERA_CHECK(options.smoother_degree >= 1 && options.max_levels >= 1 && options.smoother_ratio > 1.0 &&
+                    options.weak_share >= 0.0,
+                InvalidInput, "AMG options: smoother_degree >= 1, max_levels >= 1, smoother_ratio > 1, weak_share >= 0");
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
   AmgSetupSeconds seconds;
   std::vector<AmgLevel> levels;
   CsrData a = fine;
+  double theta = options.strength;                                             // strength of connection, per level
   while (true) {
     auto t0 = clock::now();
     AmgLevel level;
@@ -194,7 +246,12 @@ AmgHierarchy build_amg(const CsrData& fine, const AmgOptions& options) {
     const bool last = a.rows <= options.coarse_size || static_cast<int>(levels.size()) + 1 >= options.max_levels;
     t0 = clock::now();
     std::vector<int64_t> agg;
-    const int64_t coarse = last ? 0 : aggregate(a, options.strength, agg);
+    // the level's own threshold, from the previous level's down: a coarse level of a 3D problem
+    // has more and smaller off-diagonals per row than the finest (about 30 on 3D Poisson's
+    // first, each below 0.08 of the diagonal), so theta = 0.08 would leave most of its rows
+    // without a strong connection; the levels below it are denser still
+    if (!last) theta = level_strength(a, theta, options.weak_share);
+    const int64_t coarse = last ? 0 : aggregate(a, theta, agg);
     seconds.aggregation += since(t0);
     if (last || coarse == 0 || coarse >= a.rows) {                             // coarsening done or stalled
       levels.push_back(std::move(level));

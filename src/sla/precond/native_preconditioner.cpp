@@ -75,6 +75,12 @@ LinearOperator NativePreconditioner::make_op(const CsrData& a, bool transpose_fa
                     static_cast<double>(h->bytes()) / static_cast<double>(std::max<int64_t>(a.rows, 1)), s.spectrum,
                     s.aggregation, s.prolongator, s.galerkin, s.coarse_inverse);
       summary_ = line;
+      summary_ += "; rows (entries per row) per level:";                 // the coarsening, level by level
+      for (const AmgLevel& level : h->levels()) {
+        std::snprintf(line, sizeof line, " %lld (%.1f)", static_cast<long long>(level.a.rows),
+                      static_cast<double>(level.a.nnz()) / static_cast<double>(std::max<int64_t>(level.a.rows, 1)));
+        summary_ += line;
+      }
       return IntoOperator{[h](const at::Tensor& r, at::Tensor& z) { h->vcycle(r, z); },   // z = cycle(r), into z
                           [h](const at::Tensor& r, at::Tensor& z, at::Tensor& scratch) { h->vcycle(r, z, &scratch); }};
     }
