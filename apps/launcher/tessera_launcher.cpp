@@ -21,6 +21,7 @@
 // mpirun, for `serve` itself, or when no server answers, tessera-main starts as above.
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,7 +90,11 @@ std::optional<int> run_on_server(int argc, char** argv) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return std::nullopt;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) return close(fd), std::nullopt;
+  // a server that does not greet within 10 s (stopped, or its queue full) is not used
+  timeval greet{10, 0}, forever{0, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &greet, sizeof greet);
   const auto hello = ts::receive_strings(fd);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
   if (!hello || hello->size() != 2 || (*hello)[0] != ts::kHello || (*hello)[1] != ts::load_time_environment(environ))
     return close(fd), std::nullopt;  // another protocol or other load-time settings: start our own
   char cwd[PATH_MAX];

@@ -57,6 +57,13 @@ TESSERA_SERVER=$work/nobody.sock "$tessera" info >"$out" 2>"$log"
 check no_server_exit_0 test $? -eq 0
 check no_server_runs_alone grep -q "served_by: \"none" "$out"
 
+# a server that does not answer (stopped): after 10 s without a greeting, a process of its own
+kill -STOP "$server" "$twin"
+TESSERA_SERVER=$sock "$tessera" info >"$out" 2>"$log"
+check stopped_server_exit_0 test $? -eq 0
+check stopped_server_runs_alone grep -q "served_by: \"none" "$out"
+kill -CONT "$server" "$twin"
+
 # one server per socket
 "$tessera" serve --socket "$sock" >"$out" 2>"$log"
 check second_server_exit_2 test $? -eq 2
