@@ -12,9 +12,9 @@ from a file named in the figure's title; nothing is typed in here):
   sla_spmv_fraction_of_stream.png  SpMV at 16M rows on diffusion2d / fe2d: fraction of the same round's
                                  STREAM triad per kernel, 5 rounds (spmv_general_16M_s23.jsonl)
   sla_amg_iterations.png         AMG-CG iterations vs DOF, 2D/3D Poisson and the generated matrices
-                                 (amg_generated_s19.jsonl, sla_memory_per_dof.jsonl, sla_scale_3d_s22.jsonl)
+                                 (amg_generated_s19.jsonl, sla_memory_per_dof.jsonl, sla_scale_3d_s22/s23.jsonl)
   sla_memory_per_dof.png         MemoryLedger bytes per DOF, CSR vs matrix-free, vs DOF
-                                 (sla_memory_per_dof.jsonl, sla_scale_3d_s22.jsonl)
+                                 (sla_memory_per_dof.jsonl, sla_scale_3d_s22/s23.jsonl)
   sla_eigsh_peers.png            eigsh seconds vs SciPy at n = 1e4 and 1e6, 2D Poisson
                                  (eigsh_peers_n1e4_s23.jsonl, eigsh_peers_n1e6_s23.jsonl)
 
@@ -256,7 +256,7 @@ def plot_amg_iterations(generated, memory, scale3d, out):
             series[f"2D Poisson, rtol {l['rtol']:g} (bench scale, memory_per_dof)"].add((l["dof"], l["iterations"]))
     for l in scale3d:
         if l.get("bench") == "scale":
-            series[f"3D Poisson, rtol {l.get('rtol', 1e-6):g} (bench scale, scale_3d_s22)"].add((l["dof"], l["iterations"]))
+            series[f"3D Poisson, rtol {l.get('rtol', 1e-6):g} (bench scale, {l['when']})"].add((l["dof"], l["iterations"]))
     if not series:
         return
     fig, ax = plt.subplots(figsize=(10, 5.8))
@@ -276,7 +276,7 @@ def plot_amg_iterations(generated, memory, scale3d, out):
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title("AMG-CG iterations vs DOF (solid: rtol 1e-8, b = rand, 1 thread, code 40455a8; dashed: bench scale, rtol 1e-6, 2 threads)\n"
                  "results/amg_generated_s19.jsonl (2026-12-02 14:05-14:22 UTC, load 7-10), sla_memory_per_dof.jsonl (2026-12-03 04:41-04:55),\n"
-                 "sla_scale_3d_s22.jsonl (2026-12-03 05:54-06:00, dffdc56)", fontsize=8)
+                 "sla_scale_3d_s22.jsonl (2026-12-03 05:54-06:00, dffdc56), sla_scale_3d_s23.jsonl (06:56-08:19, before / after c88cd64)", fontsize=8)
     fig.tight_layout()
     save(fig, out, "sla_amg_iterations.png")
 
@@ -291,6 +291,8 @@ def plot_memory(memory, scale3d, out):
             name = f"{dims}D CSR, before ({l['code'].split()[0]})"
         else:
             name = f"{dims}D {'matrix-free (stencil)' if l.get('matrix') == 'stencil' else 'CSR'}"
+            if "when" in l:
+                name += f", {l['when']}"
         series[name].append((l["dof"], l["ledger_bytes_per_dof"]))
     if not series:
         return
@@ -309,7 +311,7 @@ def plot_memory(memory, scale3d, out):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title("Bytes per DOF, CSR vs matrix-free\nresults/sla_memory_per_dof.jsonl (2026-12-03 04:41-04:55 UTC, 56253d1 / 8414ee2; 151M: dd814cb, load 1.6-3.4),\n"
-                 "sla_scale_3d_s22.jsonl (2026-12-03 05:54-06:00, dffdc56, load 0.7-2.0)", fontsize=8)
+                 "sla_scale_3d_s22.jsonl (2026-12-03 05:54-06:00, dffdc56, load 0.7-2.0), sla_scale_3d_s23.jsonl (06:56-08:19, load 2.0-3.9)", fontsize=8)
     fig.tight_layout()
     save(fig, out, "sla_memory_per_dof.png")
 
@@ -375,8 +377,11 @@ def main():
         return load(path)
 
     perf = get("sla_perf.jsonl")
-    idle, generated, memory, scale3d = (get("sla_idle_batch.jsonl"), get("amg_generated_s19.jsonl"),
-                                        get("sla_memory_per_dof.jsonl"), get("sla_scale_3d_s22.jsonl"))
+    idle, generated, memory = get("sla_idle_batch.jsonl"), get("amg_generated_s19.jsonl"), get("sla_memory_per_dof.jsonl")
+    # 3D Poisson: session 22's runs and session 23's before / after the per-level strength (c88cd64)
+    scale3d = [dict(l, when="before c88cd64") for l in get("sla_scale_3d_s22.jsonl")]
+    scale3d += [dict(l, when="before c88cd64" if l.get("code", "").startswith("487088b") else "after c88cd64")
+                for l in get("sla_scale_3d_s23.jsonl")]
     if perf:
         plot_cg(perf, idle, get("sla_perf_general_s14.jsonl"), out)
         plot_spmv(perf, idle, out)
