@@ -69,9 +69,11 @@ void on_stop_signal(int) { g_stop = 1; }
 
 // The command process: the launcher's streams, folder and environment, then the command line
 // as tessera-main would run it. Never returns.
-[[noreturn]] void run_command(const std::vector<int>& fds, const std::vector<std::string>& request, int argc) {
+[[noreturn]] void run_command(const std::vector<int>& fds, const std::vector<std::string>& request, int argc,
+                              pid_t handler) {
   setpgid(0, 0);                     // its own group: the handler ends it and whatever it starts
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // and a handler that dies takes it along
+  if (getppid() != handler) std::_Exit(1);  // ... also one that died before the line above
   for (int i = 0; i < 3; ++i) dup2(fds[i], i);  // dup2 clears close-on-exec on 0, 1, 2
   for (int fd : fds)
     if (fd > 2) close(fd);
@@ -123,12 +125,13 @@ int handle(int conn) {
   char* end = nullptr;
   const long argc = std::strtol((*request)[1].c_str(), &end, 10);
   if (*end != '\0' || argc < 1 || static_cast<size_t>(argc) + 2 > request->size()) return 1;
-  const pid_t pid = fork();
+  const pid_t handler = getpid(), pid = fork();
   if (pid < 0) return 1;
   if (pid == 0) {
     close(conn);
-    run_command(*fds, *request, static_cast<int>(argc));
+    run_command(*fds, *request, static_cast<int>(argc), handler);
   }
+  setpgid(pid, pid);  // as the command does itself: the group exists before any kill(-pid)
   for (int fd : *fds) close(fd);
   // wait for the command and watch the launcher: a pidfd is readable when the process ends
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -214,7 +217,10 @@ int serve(const ServeOptions& o) {
       continue;
     }
     const int conn = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0) continue;
+    if (conn < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) usleep(10000);  // no spinning
+      continue;
+    }
     last = std::chrono::steady_clock::now();
     const pid_t pid = fork();
     if (pid == 0) {
