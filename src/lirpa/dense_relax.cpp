@@ -13,6 +13,7 @@ namespace {
 // t as [G, N] contiguous rows with G | S, or nothing (undefined t: an empty tensor).
 std::optional<at::Tensor> group_rows(const at::Tensor& t, const at::Tensor& a) {
   if (!t.defined()) return at::Tensor();
+  if (!t.device().is_cpu()) return std::nullopt;
   const int64_t s = a.size(0), n = a.numel() / std::max<int64_t>(s, 1);
   at::Tensor g = t.dim() == a.dim() - 1 ? t.unsqueeze(0) : t;
   if (g.dim() != a.dim() || g.size(0) < 1 || s % g.size(0) != 0) return std::nullopt;
@@ -62,8 +63,9 @@ void relax_kernel(const at::Tensor& a, const at::Tensor& dl, const at::Tensor& b
 }  // namespace
 
 std::optional<RelaxedRows> relax_dense_rows(const at::Tensor& a, const ElementwiseRelaxation& r) {
-  if (a.dim() < 2 || a.size(0) == 0 || (a.scalar_type() != at::kDouble && a.scalar_type() != at::kFloat))
-    return std::nullopt;
+  if (a.dim() < 2 || a.size(0) == 0 || !a.device().is_cpu() ||
+      (a.scalar_type() != at::kDouble && a.scalar_type() != at::kFloat))
+    return std::nullopt;  // a CPU kernel: other devices take the ATen path
   if (at::GradMode::is_enabled()) {
     for (const at::Tensor* t : {&a, &r.lower_d, &r.lower_b, &r.upper_d, &r.upper_b})
       if (t->defined() && t->requires_grad()) return std::nullopt;
