@@ -59,6 +59,8 @@ int busy_elsewhere() {
   return std::max(0, fewest);
 }
 
+// These two repeat core::launched_under_mpi and command_line.cpp's first_command_word: the
+// launcher links no tessera library (nor LibTorch), so it keeps its own copies.
 bool under_mpi() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(name) != nullptr) return true;

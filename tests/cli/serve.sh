@@ -91,4 +91,27 @@ for i in $(seq 1 100); do twin_gone && [ ! -e "$sock.passive" ] && break; sleep 
 check sockets_removed test ! -e "$sock" -a ! -e "$sock.passive"
 check twin_stopped twin_gone
 
+# --idle-exit: a server with nothing to do ends by itself and removes its sockets
+idle=$work/idle.sock
+"$tessera" serve --socket "$idle" --idle-exit 1 2>/dev/null &
+idle_server=$!
+for i in $(seq 1 300); do [ -S "$idle.passive" ] && break; sleep 0.1; done
+check idle_server_listens test -S "$idle"
+for i in $(seq 1 100); do [ -d "/proc/$idle_server" ] || break; sleep 0.1; done
+wait $idle_server 2>/dev/null
+check idle_server_ended test ! -d "/proc/$idle_server" -a ! -e "$idle"
+
+# the VNN-COMP scripts: prepare_instance starts a server, run_instance's verdict comes from it
+scripts=$(cd "$(dirname "$0")/../../vnncomp_scripts" && pwd)
+export TESSERA_BIN=$tessera TESSERA_SERVER_SOCKET=$work/vnncomp.sock
+bash "$scripts/prepare_instance.sh" v1 test "$vnncomp/test/test_sat.onnx" "$vnncomp/test/test_prop.vnnlib" >"$out" 2>&1
+check prepare_exit_0 test $? -eq 0
+check prepare_started_a_server test -S "$work/vnncomp.sock"
+bash "$scripts/run_instance.sh" v1 test "$vnncomp/test/test_sat.onnx" "$vnncomp/test/test_prop.vnnlib" \
+  "$work/vnncomp_result.txt" 30 >"$out" 2>&1
+check run_instance_sat test "$(head -n 1 "$work/vnncomp_result.txt")" = sat
+TESSERA_SERVER=$work/vnncomp.sock "$tessera" info >"$out" 2>&1
+check vnncomp_server_serves grep -q "served_by: \"the server at $work/vnncomp.sock" "$out"
+pkill -TERM -f -- "--socket $work/vnncomp.sock" 2>/dev/null
+
 checks_done
