@@ -70,6 +70,10 @@ at::Tensor any_rank(dist::Communicator& comm, const at::Tensor& flags);
 /// for a proof.
 Interval without_nan(const Interval& b);
 
+/// The state restricted to the domains `keep` (their bounds and limits, with the state's
+/// reference options); no slopes, records, extra rows or shards.
+BoundState select_domains(const BoundState& state, const at::Tensor& keep);
+
 /// `b` intersected with the limits of `node` in `state` (`b` itself when it has none).
 Interval limited(const BoundState& state, int node, Interval b);
 

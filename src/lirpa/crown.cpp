@@ -45,6 +45,20 @@ Interval limited(const BoundState& state, int node, Interval b) {
           at::min(b.upper, lim.upper.to(b.upper.scalar_type()).reshape(b.upper.sizes()))};
 }
 
+BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
+  BoundState out(state.bounds.size());
+  auto pick = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
+    if (!b) return std::nullopt;
+    return Interval{b->lower.index_select(0, keep), b->upper.index_select(0, keep)};
+  };
+  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = pick(state.bounds[i]);
+  out.limits.resize(state.limits.size());
+  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = pick(state.limits[i]);
+  out.intersect_reference = state.intersect_reference;
+  out.forward_forms = state.forward_forms;
+  return out;
+}
+
 namespace {
 
 /// Lower bounds of the unit rows sign_s e_{pos_s} over node p: this rank's block of the rows
@@ -139,6 +153,44 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
   return {at::cat(lo, 1), at::cat(hi, 1)};
 }
 
+std::vector<std::pair<int64_t, int64_t>> needed_count_buckets(const std::vector<int64_t>& sorted_counts) {
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  const int64_t n = static_cast<int64_t>(sorted_counts.size());
+  int64_t lo = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool wide = sorted_counts[i] > 2 * std::max<int64_t>(1, sorted_counts[lo]);
+    if (wide && i - lo >= kMinBucketDomains && n - i >= kMinBucketDomains) runs.emplace_back(lo, i), lo = i;
+  }
+  runs.emplace_back(lo, n);
+  return runs;
+}
+
+Interval crown_needed_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
+                           const NeededBounds& needed) {
+  const int64_t domains = needed.idx.size(0), k = needed.per_domain();
+  // buckets only where the rows are this pass's alone: no slopes, records or shards
+  const bool plain = state.alpha.empty() && !state.record && !state.extra_rows && !state.shard_rows &&
+                     !state.shard_domains && domains >= 2 * kMinBucketDomains;
+  at::Tensor count = needed.need.sum(1, false, at::kLong);  // [D] positions each domain needs
+  // padding: every domain carries k positions; buckets when that is over 1.5x the needed ones
+  if (!plain || 3 * count.sum().item<int64_t>() >= 2 * domains * k) return crown_rows(graph, state, env, p, needed.idx, false);
+  auto [sorted, order] = count.sort();
+  std::vector<int64_t> sc(sorted.data_ptr<int64_t>(), sorted.data_ptr<int64_t>() + domains);
+  at::Tensor lower = at::zeros({domains, k}, at::TensorOptions().dtype(env.dtype));
+  at::Tensor upper = at::zeros({domains, k}, at::TensorOptions().dtype(env.dtype));
+  for (auto [lo, hi] : needed_count_buckets(sc)) {
+    const int64_t kb = sc[hi - 1];  // the bucket's largest count: its rows per domain
+    if (kb == 0) continue;          // nothing needed (the reference stands)
+    at::Tensor members = order.slice(0, lo, hi);
+    // needed positions come first in idx: the bucket's first kb columns hold all of them
+    Interval t = crown_rows(graph, select_domains(state, members), env, p,
+                            needed.idx.index_select(0, members).narrow(1, 0, kb).contiguous(), false);
+    lower.narrow(1, 0, kb).index_copy_(0, members, t.lower);
+    upper.narrow(1, 0, kb).index_copy_(0, members, t.upper);
+  }
+  return {lower, upper};
+}
+
 NeededBounds NeededBounds::none(int64_t domains) {
   return {at::empty({domains, 0}, at::kLong), at::empty({domains, 0}, at::kBool)};
 }
@@ -216,7 +268,7 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
         }
         NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p], state.shard_domains.get());
         Interval tight;
-        if (needed.per_domain() > 0) tight = crown_rows(graph, state, env, p, needed.idx, false);
+        if (needed.per_domain() > 0) tight = crown_needed_rows(graph, state, env, p, needed);
         state.bounds[p] =
             without_nan(limited(state, p, with_needed(*ref[p], needed, tight, state.intersect_reference)));
         ref[p] = state.bounds[p];

@@ -3,6 +3,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <utility>
+#include <vector>
+
 #include "bound_state.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/graph.h"
@@ -47,6 +50,23 @@ struct NeededBounds {
 };
 NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
                                       dist::Communicator* agree = nullptr);
+
+/// Domains in a bucket of crown_needed_rows at least (fewer pay more for their own passes
+/// than for the padding they save).
+constexpr int64_t kMinBucketDomains = 32;
+
+/// crown_needed_rows' buckets: runs [lo, hi) of domains sorted by ascending needed count,
+/// each with counts up to twice its first's (at least 1) and at least kMinBucketDomains
+/// domains (the last run takes what is left).
+std::vector<std::pair<int64_t, int64_t>> needed_count_buckets(const std::vector<int64_t>& sorted_counts);
+
+/// crown_rows at the positions `needed` of node p: `[D, k]` lower and upper bounds (zero
+/// where a domain needs no bound). Without slopes, records or shards, a batch whose padding
+/// (every domain carries the largest count k) exceeds half its needed positions is bounded in
+/// buckets of domains with similar counts, each over its own largest count: a domain's bounds
+/// do not depend on its batch, so only the work changes.
+Interval crown_needed_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
+                           const NeededBounds& needed);
 
 /// True when node p's intermediate bounds are its `ibp` of its inputs' `bounds`: p is a
 /// monotone elementwise op (BoundOp::monotone) whose inputs all have bounds. That interval

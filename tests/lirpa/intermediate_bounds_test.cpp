@@ -1,12 +1,14 @@
 // Intermediate bounds handed between runs (BoundOptions::keep_intermediate and
 // known_intermediate): what one run returns holds every sampled point's node values, is at
 // least as tight as CROWN's, and a run given them bounds exactly as the run that computed them.
-// The positions whose bounds a batch of domains needs: each domain its own.
+// The positions whose bounds a batch of domains needs: each domain its own, and its bounds
+// the same whether its batch is bounded whole or in buckets of similar counts.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include "lirpa/bab/graph_bab.h"
+#include "lirpa/bab/graph_beta.h"
 #include "lirpa/propagation.h"
 #include "random_nets.h"
 #include "tessera/core/error.h"
@@ -111,6 +113,58 @@ TEST(LirpaIntermediateBounds, EachDomainGetsItsOwnPositions) {
   // the first ReLU's input is linear in the input box: nothing to bound
   EXPECT_EQ(detail::positions_needing_bounds(g, *g.node(relus[0].node).op, relus[0].input, Interval{l, u})
                 .per_domain(), 0);
+}
+
+TEST(LirpaIntermediateBounds, NeededCountBucketsAreRunsOfSimilarCounts) {
+  using detail::kMinBucketDomains;
+  std::vector<int64_t> counts(kMinBucketDomains, 1);
+  counts.insert(counts.end(), kMinBucketDomains, 3);
+  counts.insert(counts.end(), kMinBucketDomains, 40);
+  auto runs = detail::needed_count_buckets(counts);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[1], std::make_pair(kMinBucketDomains, 2 * kMinBucketDomains));
+  counts.resize(2 * kMinBucketDomains + kMinBucketDomains / 2);  // too few at 40: they join the 3s
+  runs = detail::needed_count_buckets(counts);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].second, static_cast<int64_t>(counts.size()));
+}
+
+// A batch of boxes where most need few CROWN rows and some need many is bounded in buckets;
+// every domain's bounds are those it gets alone (no padding of another domain's count).
+TEST(LirpaIntermediateBounds, BucketedDomainsGetTheBoundsTheyGetAlone) {
+  at::manual_seed(17);
+  Graph g = load_onnx_bytes(testing::random_mlp(5, {24, 24, 24}, 3, "Relu"));
+  const int64_t small = 96, large = 32, domains = small + large, n = g.input_size();
+  at::Tensor centre = at::rand({domains, n}, at::kDouble) * 2 - 1;
+  at::Tensor radius = at::cat({at::full({small, 1}, 1e-3, at::kDouble), at::full({large, 1}, 0.8, at::kDouble)});
+  at::Tensor xl = centre - radius, xu = centre + radius;
+  OpEnv env{g.params(), at::kDouble};
+  auto bound = [&](const at::Tensor& l, const at::Tensor& u) {
+    detail::BoundState st(g.nodes().size());
+    st.bounds[0] = Interval{l.reshape(detail::lead_shape(g, 0, l.size(0))), u.reshape(detail::lead_shape(g, 0, l.size(0)))};
+    st.intersect_reference = true;
+    detail::crown_intermediate(g, st, env, g.output_id());
+    return st;
+  };
+  detail::BoundState all = bound(xl, xu);
+  // the batch's padding is worth buckets at some ReLU input: most domains need far fewer
+  // positions than the widest
+  bool bucketed = false;
+  for (const detail::GraphRelu& r : detail::graph_relus(g)) {
+    const Interval& z = *all.bounds[r.input];
+    at::Tensor count = (z.lower.reshape({domains, -1}) < 0).logical_and(z.upper.reshape({domains, -1}) > 0).sum(1);
+    bucketed = bucketed || 3 * count.sum().item<int64_t>() < 2 * domains * count.max().item<int64_t>();
+  }
+  ASSERT_TRUE(bucketed);
+  for (int64_t d = 0; d < domains; d += 9) {
+    detail::BoundState one = bound(xl.slice(0, d, d + 1), xu.slice(0, d, d + 1));
+    for (const detail::GraphRelu& r : detail::graph_relus(g)) {
+      const Interval& a = *all.bounds[r.input];
+      const Interval& b = *one.bounds[r.input];
+      EXPECT_TRUE(at::allclose(a.lower[d], b.lower[0], 1e-12, 1e-12)) << "domain " << d << " node " << r.input;
+      EXPECT_TRUE(at::allclose(a.upper[d], b.upper[0], 1e-12, 1e-12)) << "domain " << d << " node " << r.input;
+    }
+  }
 }
 
 }  // namespace

@@ -18,18 +18,6 @@ std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n) {
   return s;
 }
 
-BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
-  BoundState out(state.bounds.size());
-  auto pick = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
-    if (!b) return std::nullopt;
-    return Interval{b->lower.index_select(0, keep), b->upper.index_select(0, keep)};
-  };
-  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = pick(state.bounds[i]);
-  out.limits.resize(state.limits.size());
-  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = pick(state.limits[i]);
-  return out;
-}
-
 // beta-CROWN on the final rows of D domains (intermediate bounds fixed in `state`; `rows`: K
 // rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
 // multipliers and the final rows' slopes (alpha, one set per row, from `start` or CROWN's),

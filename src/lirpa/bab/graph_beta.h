@@ -16,9 +16,6 @@ namespace tessera::lirpa::detail {
 /// `[n, *shape of node id]`: n rows (or domains) over node `id`.
 std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n);
 
-/// The state restricted to the domains `keep` (their bounds and limits).
-BoundState select_domains(const BoundState& state, const at::Tensor& keep);
-
 /// The coefficients of optimise_beta's last pass of the final rows.
 struct LastPass {
   /// The rows reaching each node whose id the caller put in as a key (BoundState::record),
