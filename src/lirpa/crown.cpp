@@ -153,40 +153,54 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
   return {at::cat(lo, 1), at::cat(hi, 1)};
 }
 
-std::vector<std::pair<int64_t, int64_t>> needed_count_buckets(const std::vector<int64_t>& sorted_counts) {
-  std::vector<std::pair<int64_t, int64_t>> runs;
-  const int64_t n = static_cast<int64_t>(sorted_counts.size());
-  int64_t lo = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const bool wide = sorted_counts[i] > 2 * std::max<int64_t>(1, sorted_counts[lo]);
-    if (wide && i - lo >= kMinBucketDomains && n - i >= kMinBucketDomains) runs.emplace_back(lo, i), lo = i;
+std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups, int64_t min_rows) {
+  const int64_t b = counts.size(0);
+  auto [sorted, order] = counts.sort(0);
+  std::vector<int64_t> c(sorted.data_ptr<int64_t>(), sorted.data_ptr<int64_t>() + b);
+  // groups are ranges [begin, end) of the ascending counts; a range costs (end - begin) * c[end - 1]
+  std::vector<std::pair<int64_t, int64_t>> ranges{{0, b}};
+  auto cost = [&](int64_t s, int64_t e) { return e > s ? (e - s) * c[e - 1] : 0; };
+  int64_t total = cost(0, b);
+  while (static_cast<int>(ranges.size()) < max_groups) {
+    int64_t best_gain = 0, best_range = -1, best_cut = 0;
+    for (size_t g = 0; g < ranges.size(); ++g) {
+      auto [s, e] = ranges[g];
+      for (int64_t i = s + min_rows; i + min_rows <= e; ++i) {  // [s, i) and [i, e)
+        int64_t gain = cost(s, e) - cost(s, i) - cost(i, e);
+        if (gain > best_gain) best_gain = gain, best_range = static_cast<int64_t>(g), best_cut = i;
+      }
+    }
+    if (best_range < 0 || 10 * best_gain < total) break;  // a cut must save 10% of the rows
+    auto [s, e] = ranges[best_range];
+    ranges[best_range] = {s, best_cut};
+    ranges.push_back({best_cut, e});
+    total -= best_gain;
   }
-  runs.emplace_back(lo, n);
-  return runs;
+  std::vector<at::Tensor> groups;
+  for (auto [s, e] : ranges) groups.push_back(order.narrow(0, s, e - s));
+  return groups;
 }
 
 Interval crown_needed_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
                            const NeededBounds& needed) {
   const int64_t domains = needed.idx.size(0), k = needed.per_domain();
-  // buckets only where the rows are this pass's alone: no slopes, records or shards
+  // groups only where the rows are this pass's alone: no slopes, records or shards
   const bool plain = state.alpha.empty() && !state.record && !state.extra_rows && !state.shard_rows &&
-                     !state.shard_domains && domains >= 2 * kMinBucketDomains;
-  at::Tensor count = needed.need.sum(1, false, at::kLong);  // [D] positions each domain needs
-  // padding: every domain carries k positions; buckets when that is over 1.5x the needed ones
-  if (!plain || 3 * count.sum().item<int64_t>() >= 2 * domains * k) return crown_rows(graph, state, env, p, needed.idx, false);
-  auto [sorted, order] = count.sort();
-  std::vector<int64_t> sc(sorted.data_ptr<int64_t>(), sorted.data_ptr<int64_t>() + domains);
-  at::Tensor lower = at::zeros({domains, k}, at::TensorOptions().dtype(env.dtype));
-  at::Tensor upper = at::zeros({domains, k}, at::TensorOptions().dtype(env.dtype));
-  for (auto [lo, hi] : needed_count_buckets(sc)) {
-    const int64_t kb = sc[hi - 1];  // the bucket's largest count: its rows per domain
-    if (kb == 0) continue;          // nothing needed (the reference stands)
-    at::Tensor members = order.slice(0, lo, hi);
-    // needed positions come first in idx: the bucket's first kb columns hold all of them
+                     !state.shard_domains;
+  std::vector<at::Tensor> groups;
+  if (plain) groups = padding_groups(needed.need.sum(1, false, at::kLong));
+  if (groups.size() <= 1) return crown_rows(graph, state, env, p, needed.idx, false);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  at::Tensor lower = at::full({domains, k}, -kInf, at::TensorOptions().dtype(env.dtype));  // not bounded
+  at::Tensor upper = at::full({domains, k}, kInf, at::TensorOptions().dtype(env.dtype));
+  for (const at::Tensor& members : groups) {
+    const int64_t kg = needed.need.index_select(0, members).sum(1).max().item<int64_t>();  // the group's rows per domain
+    if (kg == 0) continue;  // nothing needed (the reference stands)
+    // needed positions come first in idx: the group's first kg columns hold all of them
     Interval t = crown_rows(graph, select_domains(state, members), env, p,
-                            needed.idx.index_select(0, members).narrow(1, 0, kb).contiguous(), false);
-    lower.narrow(1, 0, kb).index_copy_(0, members, t.lower);
-    upper.narrow(1, 0, kb).index_copy_(0, members, t.upper);
+                            needed.idx.index_select(0, members).narrow(1, 0, kg).contiguous(), false);
+    lower.narrow(1, 0, kg).index_copy_(0, members, t.lower);
+    upper.narrow(1, 0, kg).index_copy_(0, members, t.upper);
   }
   return {lower, upper};
 }
@@ -266,7 +280,10 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
           state.bounds[p] = without_nan(limited(state, p, *ref[p]));
           continue;
         }
-        NeededBounds needed = positions_needing_bounds(graph, *node.op, p, *ref[p], state.shard_domains.get());
+        // the domain's limits (a parent box's bounds, a split's side) first: a neuron they make
+        // stable needs no CROWN row
+        NeededBounds needed =
+            positions_needing_bounds(graph, *node.op, p, limited(state, p, *ref[p]), state.shard_domains.get());
         Interval tight;
         if (needed.per_domain() > 0) tight = crown_needed_rows(graph, state, env, p, needed);
         state.bounds[p] =

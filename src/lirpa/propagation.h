@@ -51,19 +51,16 @@ struct NeededBounds {
 NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consumer, int p, const Interval& ref,
                                       dist::Communicator* agree = nullptr);
 
-/// Domains in a bucket of crown_needed_rows at least (fewer pay more for their own passes
-/// than for the padding they save).
-constexpr int64_t kMinBucketDomains = 32;
-
-/// crown_needed_rows' buckets: runs [lo, hi) of domains sorted by ascending needed count,
-/// each with counts up to twice its first's (at least 1) and at least kMinBucketDomains
-/// domains (the last run takes what is left).
-std::vector<std::pair<int64_t, int64_t>> needed_count_buckets(const std::vector<int64_t>& sorted_counts);
+/// Groups of domains (boxes) for a backward pass of their needed positions, which pads every
+/// domain's rows to its group's largest count: counts [B] (long) -> indices of each group
+/// (they partition 0..B-1; ascending counts), cut greedily where a cut saves at least 10% of
+/// the padded rows, at most `max_groups`, each group at least `min_rows` domains.
+std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups = 4, int64_t min_rows = 32);
 
 /// crown_rows at the positions `needed` of node p: `[D, k]` lower and upper bounds (zero
 /// where a domain needs no bound). Without slopes, records or shards, a batch whose padding
-/// (every domain carries the largest count k) exceeds half its needed positions is bounded in
-/// buckets of domains with similar counts, each over its own largest count: a domain's bounds
+/// (every domain carries the largest count k) is worth cutting is bounded in the groups of
+/// padding_groups, each over its own largest count: a domain's bounds
 /// do not depend on its batch, so only the work changes.
 Interval crown_needed_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
                            const NeededBounds& needed);

@@ -13,6 +13,7 @@
 #include "lirpa/bab/domain_pool.h"
 #include "lirpa/bab/input_bounds.h"
 #include "lirpa/bab/relu_bab.h"
+#include "lirpa/propagation.h"
 #include "lirpa/verify/batch_crown.h"
 #include "lirpa/verify/relu_net.h"
 #include "tessera/lirpa/mlp_builder.h"

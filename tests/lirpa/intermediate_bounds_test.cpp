@@ -2,7 +2,7 @@
 // known_intermediate): what one run returns holds every sampled point's node values, is at
 // least as tight as CROWN's, and a run given them bounds exactly as the run that computed them.
 // The positions whose bounds a batch of domains needs: each domain its own, and its bounds
-// the same whether its batch is bounded whole or in buckets of similar counts.
+// the same whether its batch is bounded whole or in groups of similar counts.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -115,23 +115,10 @@ TEST(LirpaIntermediateBounds, EachDomainGetsItsOwnPositions) {
                 .per_domain(), 0);
 }
 
-TEST(LirpaIntermediateBounds, NeededCountBucketsAreRunsOfSimilarCounts) {
-  using detail::kMinBucketDomains;
-  std::vector<int64_t> counts(kMinBucketDomains, 1);
-  counts.insert(counts.end(), kMinBucketDomains, 3);
-  counts.insert(counts.end(), kMinBucketDomains, 40);
-  auto runs = detail::needed_count_buckets(counts);
-  ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(runs[1], std::make_pair(kMinBucketDomains, 2 * kMinBucketDomains));
-  counts.resize(2 * kMinBucketDomains + kMinBucketDomains / 2);  // too few at 40: they join the 3s
-  runs = detail::needed_count_buckets(counts);
-  ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[1].second, static_cast<int64_t>(counts.size()));
-}
-
-// A batch of boxes where most need few CROWN rows and some need many is bounded in buckets;
+// A batch of boxes where most need few CROWN rows and some need many is bounded in groups;
 // every domain's bounds are those it gets alone (no padding of another domain's count).
-TEST(LirpaIntermediateBounds, BucketedDomainsGetTheBoundsTheyGetAlone) {
+// (padding_groups itself: bab_test.cpp.)
+TEST(LirpaIntermediateBounds, GroupedDomainsGetTheBoundsTheyGetAlone) {
   at::manual_seed(17);
   Graph g = load_onnx_bytes(testing::random_mlp(5, {24, 24, 24}, 3, "Relu"));
   const int64_t small = 96, large = 32, domains = small + large, n = g.input_size();
@@ -147,15 +134,15 @@ TEST(LirpaIntermediateBounds, BucketedDomainsGetTheBoundsTheyGetAlone) {
     return st;
   };
   detail::BoundState all = bound(xl, xu);
-  // the batch's padding is worth buckets at some ReLU input: most domains need far fewer
+  // the batch's padding is worth groups at some ReLU input: most domains need far fewer
   // positions than the widest
-  bool bucketed = false;
+  bool grouped = false;
   for (const detail::GraphRelu& r : detail::graph_relus(g)) {
     const Interval& z = *all.bounds[r.input];
     at::Tensor count = (z.lower.reshape({domains, -1}) < 0).logical_and(z.upper.reshape({domains, -1}) > 0).sum(1);
-    bucketed = bucketed || 3 * count.sum().item<int64_t>() < 2 * domains * count.max().item<int64_t>();
+    grouped = grouped || detail::padding_groups(count).size() > 1;
   }
-  ASSERT_TRUE(bucketed);
+  ASSERT_TRUE(grouped);
   for (int64_t d = 0; d < domains; d += 9) {
     detail::BoundState one = bound(xl.slice(0, d, d + 1), xu.slice(0, d, d + 1));
     for (const detail::GraphRelu& r : detail::graph_relus(g)) {

@@ -112,11 +112,15 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   crown_intermediate(graph, state, env, graph.output_id());
   BatchBounds out;
   out.infeasible = at::zeros({domains}, at::kBool);
-  for (const GraphRelu& r : relus) {
-    const Interval& z = *state.bounds[r.input];
+  for (size_t j = 0; j < relus.size(); ++j) {
+    const Interval& z = *state.bounds[relus[j].input];
     out.lower.push_back(z.lower.reshape({domains, -1}));
     out.upper.push_back(z.upper.reshape({domains, -1}));
-    out.infeasible = out.infeasible.logical_or((out.lower.back() > out.upper.back()).any(1));
+    // empty only where a split's side contradicts the bounds: crossing bounds elsewhere come
+    // from rounding (the parent's bounds and CROWN's are both sound on the domain), and an
+    // input box is never empty
+    at::Tensor split = d.split[j].index_select(0, sel) != 0;
+    out.infeasible = out.infeasible.logical_or((out.lower.back() > out.upper.back()).logical_and(split).any(1));
   }
   // K rows c per domain, domain-major
   at::Tensor c_rows = c.to(at::kDouble).repeat({domains, 1});

@@ -3,6 +3,7 @@
 
 #include "lirpa/bab/input_bounds.h"
 
+#include "lirpa/propagation.h"
 #include "lirpa/verify/batch_crown.h"
 
 #include <ATen/ATen.h>
@@ -12,34 +13,6 @@
 #include <vector>
 
 namespace tessera::lirpa::detail {
-
-std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups, int64_t min_rows) {
-  const int64_t b = counts.size(0);
-  auto [sorted, order] = counts.sort(0);
-  std::vector<int64_t> c(sorted.data_ptr<int64_t>(), sorted.data_ptr<int64_t>() + b);
-  // groups are ranges [begin, end) of the ascending counts; a range costs (end - begin) * c[end - 1]
-  std::vector<std::pair<int64_t, int64_t>> ranges{{0, b}};
-  auto cost = [&](int64_t s, int64_t e) { return e > s ? (e - s) * c[e - 1] : 0; };
-  int64_t total = cost(0, b);
-  while (static_cast<int>(ranges.size()) < max_groups) {
-    int64_t best_gain = 0, best_range = -1, best_cut = 0;
-    for (size_t g = 0; g < ranges.size(); ++g) {
-      auto [s, e] = ranges[g];
-      for (int64_t i = s + min_rows; i + min_rows <= e; ++i) {  // [s, i) and [i, e)
-        int64_t gain = cost(s, e) - cost(s, i) - cost(i, e);
-        if (gain > best_gain) best_gain = gain, best_range = static_cast<int64_t>(g), best_cut = i;
-      }
-    }
-    if (best_range < 0 || 10 * best_gain < total) break;  // a cut must save 10% of the rows
-    auto [s, e] = ranges[best_range];
-    ranges[best_range] = {s, best_cut};
-    ranges.push_back({best_cut, e});
-    total -= best_gain;
-  }
-  std::vector<at::Tensor> groups;
-  for (auto [s, e] : ranges) groups.push_back(order.narrow(0, s, e - s));
-  return groups;
-}
 
 namespace {
 

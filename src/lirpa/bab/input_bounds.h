@@ -35,12 +35,6 @@ struct BoxBounds {
 BoxBounds bound_input_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& c,
                             const at::Tensor& rhs, const LayerBounds* parent = nullptr);
 
-/// Groups of boxes for the backward pass of their unstable neurons, which pads every box's
-/// rows to its group's largest count: counts [B] (long) -> row indices of each group (they
-/// partition 0..B-1; ascending counts), cut greedily where a cut saves at least 10% of the
-/// padded rows, at most `max_groups`, each group at least `min_rows` boxes.
-std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups = 4, int64_t min_rows = 32);
-
 /// Lower bound over each box of max_k g_k (g = C y - rhs, a box is verified when it is > 0)
 /// from the rows' linear lower bounds g_k(x) >= a_k x + d_k of `bound_input_boxes`
 /// (lb [B, K], a [B, K, n]): max over lambda in the simplex of min_x sum_k lambda_k (a_k x + d_k),
