@@ -226,6 +226,31 @@ TEST(LirpaGraphBab, DomainsBoundedTogetherEqualEachAlone) {
   }
 }
 
+// A domain is empty only where a split's side contradicts its bounds: inherited bounds that
+// cross the computed ones at a neuron without a split (rounding, in a real search: both are
+// sound on the domain) leave the domain searched; a split against its bounds empties it.
+TEST(LirpaGraphBab, OnlyASplitAgainstItsBoundsEmptiesADomain) {
+  at::manual_seed(9);
+  const std::vector<Case> all = cases();
+  const Case& cs = all.front();
+  auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
+  GraphDomains root = root_domain(lo, hi, relus);
+  GraphBounded gr = detail::bound_graph_domains(g, relus, root, c, rhs);
+  GraphDomains kids = random_children(gr, relus, lo, hi, 2);
+  for (size_t j = 0; j < relus.size(); ++j) kids.split[j].zero_();
+  kids.reuse_upto.fill_(-1);  // every bound recomputed, the inherited ones as limits
+  // child 0: the last ReLU input's first neuron inherits a lower bound above anything reachable
+  const size_t last = relus.size() - 1;
+  kids.lower[last][0][0] = gr.bounds.upper[last][0][0].item<double>() + 1.0;
+  // child 1: the same crossing, with that neuron split inactive (z <= 0) against it
+  kids.lower[last][1][0] = std::max(gr.bounds.upper[last][0][0].item<double>(), 0.0) + 1.0;
+  kids.split[last][1][0] = -1;
+  GraphBounded b = detail::bound_graph_domains(g, relus, kids, c, rhs);
+  EXPECT_FALSE(b.bounds.infeasible[0].item<bool>());
+  EXPECT_TRUE(at::isfinite(b.lb[0]).all().item<bool>()) << b.lb[0];
+  EXPECT_TRUE(b.bounds.infeasible[1].item<bool>());
+}
+
 // Beta optimises the final rows' slopes with the split multipliers: over a batch of children
 // the bounds are tighter than with the slopes held at CROWN's (lr_alpha 0), and still sound
 // (the sampled-point tests above bound with the same options).
