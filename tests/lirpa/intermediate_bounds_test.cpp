@@ -154,5 +154,38 @@ TEST(LirpaIntermediateBounds, GroupedDomainsGetTheBoundsTheyGetAlone) {
   }
 }
 
+// A neuron that the domain's limits make stable (a split's side, a parent's bounds) gets no
+// CROWN row: the limits are applied to the reference before the positions are picked. With
+// every input of the last ReLU limited to z >= 0, those inputs keep the reference's upper
+// bound (interval arithmetic, looser than CROWN's somewhere), and no bound is computed for them.
+TEST(LirpaIntermediateBounds, PositionsTheLimitsMakeStableGetNoRows) {
+  at::manual_seed(23);
+  Graph g = load_onnx_bytes(testing::random_mlp(4, {16, 16, 16}, 2, "Relu"));
+  const std::vector<detail::GraphRelu> relus = detail::graph_relus(g);
+  const detail::GraphRelu& last = relus.back();
+  at::Tensor xl = at::rand({1, g.input_size()}, at::kDouble) - 1, xu = xl + 1.0;
+  OpEnv env{g.params(), at::kDouble};
+  auto bound = [&](bool limited) {
+    detail::BoundState st(g.nodes().size());
+    st.bounds[0] = Interval{xl.reshape(detail::lead_shape(g, 0, 1)), xu.reshape(detail::lead_shape(g, 0, 1))};
+    if (limited) {
+      st.limits.resize(g.nodes().size());
+      const auto shape = detail::lead_shape(g, last.input, 1);
+      st.limits[last.input] = Interval{at::zeros(shape, at::kDouble), at::full(shape, 1e300, at::kDouble)};
+    }
+    detail::crown_intermediate(g, st, env, g.output_id());
+    return *st.bounds[last.input];
+  };
+  Interval free = bound(false), lim = bound(true);
+  at::Tensor crown_u = free.upper.reshape({-1}), kept_u = lim.upper.reshape({-1});
+  EXPECT_TRUE((lim.lower.reshape({-1}) >= 0).all().item<bool>());
+  // where CROWN bounded the free run's unstable inputs, the limited run kept the reference
+  at::Tensor unstable = (free.lower.reshape({-1}) < 0).logical_and(crown_u > 0);
+  ASSERT_TRUE(unstable.any().item<bool>());
+  EXPECT_TRUE((kept_u >= crown_u - 1e-12).all().item<bool>());
+  EXPECT_TRUE((kept_u.masked_select(unstable) > crown_u.masked_select(unstable) + 1e-9).any().item<bool>())
+      << "the limited inputs were bounded by CROWN rows";
+}
+
 }  // namespace
 }  // namespace tessera::lirpa
