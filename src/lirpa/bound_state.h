@@ -53,6 +53,9 @@ struct BoundState {
   /// over the input box (BoundOp::forward_forms; worth it for inputs of few dimensions):
   /// fewer ReLU inputs cross zero, so fewer need CROWN rows.
   bool forward_forms = false;
+  /// crown_intermediate also intersects the CROWN bounds of the positions it bounds only as
+  /// padding (a domain's bounds then depend on its batch).
+  bool intersect_padding = false;
   /// When set, crown_lower stores the rows that reach each node id keyed here (rows over the
   /// node's value; id 0: the rows over the input), for branching heuristics and vertices.
   std::map<int, APtr>* record = nullptr;

@@ -246,7 +246,8 @@ bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Inte
   return true;
 }
 
-Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect) {
+Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect,
+                     bool padding) {
   const int64_t domains = ref.lower.size(0);
   at::Tensor l = ref.lower.reshape({domains, -1}), u = ref.upper.reshape({domains, -1});
   if (needed.per_domain() > 0) {
@@ -257,8 +258,12 @@ Interval with_needed(const Interval& ref, const NeededBounds& needed, const Inte
     at::Tensor rl = l.gather(1, needed.idx), ru = u.gather(1, needed.idx);
     at::Tensor tl = intersect ? at::where(tight.lower >= rl, tight.lower, rl) : tight.lower;
     at::Tensor tu = intersect ? at::where(tight.upper <= ru, tight.upper, ru) : tight.upper;
-    l = l.scatter(1, needed.idx, at::where(needed.need, tl, rl));  // positions distinct per domain
-    u = u.scatter(1, needed.idx, at::where(needed.need, tu, ru));
+    // padding positions: the reference, or with `padding` the reference intersected with what
+    // was bounded there (a NaN or an unbounded +-inf keeps the reference)
+    at::Tensor pl = padding ? at::where(tight.lower > rl, tight.lower, rl) : rl;
+    at::Tensor pu = padding ? at::where(tight.upper < ru, tight.upper, ru) : ru;
+    l = l.scatter(1, needed.idx, at::where(needed.need, tl, pl));  // positions distinct per domain
+    u = u.scatter(1, needed.idx, at::where(needed.need, tu, pu));
   }
   return {l.reshape(ref.lower.sizes()), u.reshape(ref.upper.sizes())};
 }
@@ -287,7 +292,8 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
         Interval tight;
         if (needed.per_domain() > 0) tight = crown_needed_rows(graph, state, env, p, needed);
         state.bounds[p] =
-            without_nan(limited(state, p, with_needed(*ref[p], needed, tight, state.intersect_reference)));
+            without_nan(limited(state, p, with_needed(*ref[p], needed, tight, state.intersect_reference,
+                                                      state.intersect_padding && !state.shard_domains)));
         ref[p] = state.bounds[p];
       }
     }

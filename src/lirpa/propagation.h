@@ -72,8 +72,10 @@ bool bounds_from_inputs(const Graph& graph, const std::vector<std::optional<Inte
 
 /// The reference bounds `[D, *shape]` with `tight` (`[D, k]`, crown_rows) put at the
 /// positions each domain needs (intersected with the reference there when `intersect`); the
-/// reference at the padding positions, so a domain's bounds do not depend on its batch.
-Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect = false);
+/// reference at the padding positions, so a domain's bounds do not depend on its batch, or
+/// with `padding` the reference intersected with what was bounded there too.
+Interval with_needed(const Interval& ref, const NeededBounds& needed, const Interval& tight, bool intersect = false,
+                     bool padding = false);
 
 /// Forward linear bounds (forward_forms.cpp): the input box `[D, *shape]` as forms of
 /// x = centre + radius e.

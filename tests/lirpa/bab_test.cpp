@@ -1,5 +1,6 @@
 // Branch and bound internals: bisection, smear, ReLU split bookkeeping, the domain pool,
-// BaBSR, ReluNet extraction, input splitting's batched bounds of boxes.
+// BaBSR, ReluNet extraction, padding groups, PGD rows (input splitting's bounds of boxes:
+// box_bounds_test.cpp).
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -11,40 +12,13 @@
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/domain_pool.h"
-#include "lirpa/bab/input_bounds.h"
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/propagation.h"
-#include "lirpa/verify/batch_crown.h"
 #include "lirpa/verify/relu_net.h"
 #include "tessera/lirpa/mlp_builder.h"
 #include "random_nets.h"
 
 namespace tessera::lirpa::detail {
-namespace {
-
-ReluNet random_net(std::vector<int64_t> widths, uint64_t seed) {
-  at::manual_seed(seed);
-  ReluNet net;
-  for (size_t k = 0; k + 1 < widths.size(); ++k) {
-    net.w.push_back(at::randn({widths[k + 1], widths[k]}, at::kDouble) / std::sqrt(double(widths[k])));
-    net.b.push_back(at::randn({widths[k + 1]}, at::kDouble) * 0.1);
-  }
-  return net;
-}
-
-// Pre-activations z_1..z_{L-1} and output for points x [N, n].
-std::vector<at::Tensor> activations(const ReluNet& net, const at::Tensor& x) {
-  std::vector<at::Tensor> z;
-  at::Tensor h = x;
-  for (int k = 0; k < net.layers(); ++k) {
-    at::Tensor zk = at::addmm(net.b[k], h, net.w[k].t());
-    z.push_back(zk);
-    h = zk.clamp_min(0);
-  }
-  return z;
-}
-
-}  // namespace
 
 TEST(LirpaBab, BisectCoversTheBox) {
   at::Tensor l = at::tensor({0.0, -1.0, 2.0}, at::kDouble).reshape({1, 3});
@@ -195,86 +169,6 @@ TEST(LirpaBab, ChainFormOnlyWhereItIsAboutTheWeightsSize) {
   EXPECT_NE(why.find("dense matrices would hold"), std::string::npos) << why;
 }
 
-// The cheap input-box bounds (forward linear bounds + IBP, backward rows) are sound on
-// every box of a batch of small and large boxes: sampled values of C y - rhs lie above.
-TEST(LirpaBab, InputBoxBoundsAreSound) {
-  ReluNet net = random_net({5, 20, 20, 20, 4}, 21);
-  at::Tensor c = at::randn({3, 4}, at::kDouble), rhs = at::randn({3}, at::kDouble);
-  const int64_t boxes = 12;
-  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
-  at::Tensor width = at::rand({boxes, 5}, at::kDouble) * at::logspace(-3, 0.5, boxes, 10, at::kDouble).unsqueeze(1);
-  at::Tensor xu = xl + width;
-  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
-  ASSERT_EQ(bb.lb.size(0), boxes);
-  ASSERT_EQ(bb.a_input.sizes(), (std::vector<int64_t>{boxes, 3, 5}));
-  double gap = 0;
-  for (int64_t b = 0; b < boxes; ++b) {
-    at::Tensor x = xl[b] + width[b] * at::rand({20000, 5}, at::kDouble);
-    x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});  // corners too
-    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-    at::Tensor gmin = std::get<0>(g.min(0));
-    EXPECT_TRUE((gmin >= bb.lb[b] - 1e-9).all().item<bool>()) << "box " << b << ": " << gmin << " vs " << bb.lb[b];
-    gap = std::max(gap, (gmin - bb.lb[b]).max().item<double>());
-  }
-  EXPECT_LT(gap, 1e3);  // finite, not a vacuous -inf
-  // small boxes: nearly exact (the relaxation is tight when few ReLUs are unstable)
-  at::Tensor tiny_u = xl + 1e-6;
-  BoxBounds tiny = bound_input_boxes(net, xl, tiny_u, c, rhs);
-  at::Tensor g0 = at::matmul(net.forward((xl + tiny_u) / 2), c.t()) - rhs;
-  EXPECT_LT((g0 - tiny.lb).max().item<double>(), 1e-3);
-}
-
-// The backward pass restricted to unstable neurons (rows padded to the batch's largest
-// count) stays sound on a deep net when the boxes of one batch have very different numbers
-// of unstable neurons, and it is not looser than CROWN of every neuron by more than rounding
-// on boxes where both see the same unstable set (tiny boxes: both nearly exact).
-TEST(LirpaBab, InputBoxBoundsOfUnstableRowsAreSoundOnADeepNet) {
-  ReluNet net = random_net({5, 30, 30, 30, 30, 30, 5}, 23);
-  at::Tensor c = at::randn({4, 5}, at::kDouble), rhs = at::randn({4}, at::kDouble);
-  const int64_t boxes = 16;
-  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
-  at::Tensor width = at::rand({boxes, 5}, at::kDouble) * at::logspace(-4, 0.7, boxes, 10, at::kDouble).unsqueeze(1);
-  at::Tensor xu = xl + width;
-  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
-  // reference: CROWN of every hidden neuron (no forward bounds), then the same final pass
-  DomainBatch d{xl, xu};
-  FinalBound ref = final_bound(net, d, intermediate_bounds(net, d), c, rhs);
-  for (int64_t b = 0; b < boxes; ++b) {
-    at::Tensor x = xl[b] + width[b] * at::rand({20000, 5}, at::kDouble);
-    x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
-    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-    at::Tensor gmin = std::get<0>(g.min(0));
-    EXPECT_TRUE((gmin >= bb.lb[b] - 1e-9).all().item<bool>()) << "box " << b << ": " << gmin << " vs " << bb.lb[b];
-    EXPECT_TRUE(at::isfinite(bb.lb[b]).all().item<bool>());
-  }
-  // the smallest boxes: every ReLU stable, both exact up to rounding
-  at::Tensor small = ref.lb.narrow(0, 0, 2) - bb.lb.narrow(0, 0, 2);
-  EXPECT_LT(small.abs().max().item<double>(), 1e-8);
-  // on the batch as a whole the restricted bounds are about as tight as the reference
-  EXPECT_GT((bb.lb - ref.lb).mean().item<double>(), -0.05 * (1 + ref.lb.abs().mean().item<double>()));
-}
-
-// Samples box b of [xl, xu] (`samples` points and its two corners): every hidden
-// pre-activation z_{k+1} = W_k h_k + b_k lies inside the box's layer bounds, and C y - rhs
-// lies above the box's final lower bounds.
-::testing::AssertionResult box_bounds_hold(const ReluNet& net, const at::Tensor& c, const at::Tensor& rhs,
-                                           const at::Tensor& xl, const at::Tensor& xu, const BoxBounds& bb, int64_t b,
-                                           int samples) {
-  at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({samples, xl.size(1)}, at::kDouble);
-  x = at::cat({x, xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
-  at::Tensor h = x;
-  for (int k = 0; k + 1 < net.layers(); ++k) {
-    at::Tensor z = at::matmul(h, net.w[k].t()) + net.b[k];
-    if (!(z >= bb.layers.lower[k][b] - 1e-9).all().item<bool>() || !(z <= bb.layers.upper[k][b] + 1e-9).all().item<bool>())
-      return ::testing::AssertionFailure() << "box " << b << ": layer " << k + 1 << " outside its bounds";
-    h = z.clamp_min(0);
-  }
-  at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-  if (!(std::get<0>(g.min(0)) >= bb.lb[b] - 1e-9).all().item<bool>())
-    return ::testing::AssertionFailure() << "box " << b << ": C y - rhs below its lower bound";
-  return ::testing::AssertionSuccess();
-}
-
 // Boxes grouped by their number of unstable neurons: the groups partition the boxes, each
 // has at least min_rows boxes, a cut is made only where it saves padded rows, and a batch
 // whose counts are alike (or too small to cut) stays one group.
@@ -295,108 +189,6 @@ TEST(LirpaBab, PaddingGroupsPartitionTheBoxesAndSaveRows) {
   EXPECT_LE(padded, 100 * 2 + 40 * 10 + 50 * 30 + 100);  // near the unpadded 2,100 (one group: 5,700)
   EXPECT_EQ(padding_groups(at::full({500}, 7, at::kLong)).size(), 1u);
   EXPECT_EQ(padding_groups(at::arange(60, at::kLong)).size(), 1u);  // fewer than 2 x 32 boxes
-}
-
-// The grouped backward pass is sound on a batch large enough to be cut into groups (boxes
-// from 1e-4 to 5 wide: very different unstable counts): sampled pre-activations of every
-// hidden layer lie inside the boxes' bounds and the final bounds lie below the samples.
-TEST(LirpaBab, InputBoxBoundsInGroupsAreSound) {
-  ReluNet net = random_net({5, 30, 30, 30, 30, 30, 5}, 37);
-  at::Tensor c = at::randn({4, 5}, at::kDouble), rhs = at::randn({4}, at::kDouble);
-  const int64_t boxes = 160;
-  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
-  at::Tensor xu = xl + at::rand({boxes, 5}, at::kDouble) * at::logspace(-4, 0.7, boxes, 10, at::kDouble).unsqueeze(1);
-  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
-  int cut_layers = 0;
-  for (const at::Tensor& lo : bb.layers.lower) cut_layers += padding_groups((lo < 0).sum(1)).size() > 1;
-  EXPECT_GT(cut_layers, 0);  // the grouped path ran (on the forward bounds' counts it would cut too)
-  for (int64_t b = 0; b < boxes; ++b) ASSERT_TRUE(box_bounds_hold(net, c, rhs, xl, xu, bb, b, 500));
-}
-
-// alpha-CROWN of the conjunction over boxes with their layer bounds: never above max_k g_k at
-// sampled points (sound), and above CROWN's conjunction bound on some boxes (the slopes help).
-TEST(LirpaBab, AlphaConjunctionBoundIsSoundAndTighter) {
-  ReluNet net = random_net({5, 30, 30, 30, 5}, 41);
-  at::Tensor c = at::randn({3, 5}, at::kDouble), rhs = at::randn({3}, at::kDouble);
-  const int64_t boxes = 40;
-  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
-  at::Tensor xu = xl + at::rand({boxes, 5}, at::kDouble) * at::logspace(-3, 0, boxes, 10, at::kDouble).unsqueeze(1);
-  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
-  at::Tensor crown = conjunction_lower_bound(bb.lb, bb.a_input, xl, xu);
-  OptimiseOptions oo;
-  oo.iterations = 20;
-  at::Tensor alpha = alpha_conjunction_bound(net, xl, xu, c, rhs, bb.layers, oo);
-  EXPECT_GT((alpha > crown + 1e-6).sum().item<int64_t>(), 0);
-  for (int64_t b = 0; b < boxes; ++b) {
-    at::Tensor x = xl[b] + (xu[b] - xl[b]) * at::rand({2000, 5}, at::kDouble);
-    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-    double sampled = std::get<0>(g.max(1)).min().item<double>();  // min over samples of max_k g_k
-    ASSERT_LE(alpha[b].item<double>(), sampled + 1e-9) << "box " << b;
-  }
-}
-
-// Children bounded with their parent's layer bounds (branch and bound's inheritance): every
-// hidden pre-activation sampled in a child lies inside the child's bounds, those bounds lie
-// inside the parent's, the final bounds are sound, and on this deep net inheritance tightens
-// some bounds that CROWN of the child alone leaves looser than its parent's (it is not
-// monotone in the box), which is what the intersection is for. (Not pointwise tighter than
-// the child alone: tighter bounds below can flip an adaptive slope and loosen a later bound.)
-TEST(LirpaBab, ChildrenInheritTheirParentsLayerBounds) {
-  ReluNet net = random_net({5, 30, 30, 30, 30, 30, 5}, 31);
-  at::Tensor c = at::randn({4, 5}, at::kDouble), rhs = at::randn({4}, at::kDouble);
-  const int64_t boxes = 8;
-  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
-  at::Tensor xu = xl + at::rand({boxes, 5}, at::kDouble) * at::logspace(-2, 0.3, boxes, 10, at::kDouble).unsqueeze(1);
-  BoxBounds parent = bound_input_boxes(net, xl, xu, c, rhs);
-  auto [cl, cu] = bisect(xl, xu, at::randint(0, 5, {boxes}, at::kLong));  // child b and b + B lie in box b
-  LayerBounds inherited;
-  for (size_t k = 0; k < parent.layers.lower.size(); ++k) {
-    inherited.lower.push_back(parent.layers.lower[k].repeat({2, 1}));
-    inherited.upper.push_back(parent.layers.upper[k].repeat({2, 1}));
-  }
-  BoxBounds child = bound_input_boxes(net, cl, cu, c, rhs, &inherited);
-  BoxBounds alone = bound_input_boxes(net, cl, cu, c, rhs);
-  ASSERT_EQ(child.layers.lower.size(), 5u);
-  int64_t looser_alone = 0;
-  for (size_t k = 0; k < child.layers.lower.size(); ++k) {
-    EXPECT_TRUE((child.layers.lower[k] >= inherited.lower[k]).all().item<bool>()) << "layer " << k + 1;
-    EXPECT_TRUE((child.layers.upper[k] <= inherited.upper[k]).all().item<bool>()) << "layer " << k + 1;
-    looser_alone += (alone.layers.lower[k] < inherited.lower[k] - 1e-9).sum().item<int64_t>() +
-                    (alone.layers.upper[k] > inherited.upper[k] + 1e-9).sum().item<int64_t>();
-  }
-  EXPECT_GT(looser_alone, 0);
-  for (int64_t b = 0; b < 2 * boxes; ++b) EXPECT_TRUE(box_bounds_hold(net, c, rhs, cl, cu, child, b, 2000));
-}
-
-// The rows' linear bounds combined over the simplex bound max_k g_k soundly (sampled values
-// lie above), never below the best single row, and strictly above it where two rows each
-// fail on a different part of the box (g_1 = x, g_2 = -x on [-1, 1]: rows -1 each, max >= 0).
-TEST(LirpaBab, ConjunctionBoundIsSoundAndCombinesRows) {
-  ReluNet net = random_net({5, 20, 20, 20, 4}, 29);
-  at::Tensor c = at::randn({3, 4}, at::kDouble), rhs = at::randn({3}, at::kDouble) - 1.0;
-  const int64_t boxes = 12;
-  at::Tensor xl = at::randn({boxes, 5}, at::kDouble);
-  at::Tensor width = at::rand({boxes, 5}, at::kDouble) * at::logspace(-3, 0.3, boxes, 10, at::kDouble).unsqueeze(1);
-  at::Tensor xu = xl + width;
-  BoxBounds bb = bound_input_boxes(net, xl, xu, c, rhs);
-  at::Tensor comb = conjunction_lower_bound(bb.lb, bb.a_input, xl, xu);
-  EXPECT_TRUE((comb >= std::get<0>(bb.lb.max(1)) - 1e-12).all().item<bool>());
-  for (int64_t b = 0; b < boxes; ++b) {
-    at::Tensor x = at::cat({xl[b] + width[b] * at::rand({20000, 5}, at::kDouble), xl[b].unsqueeze(0), xu[b].unsqueeze(0)});
-    at::Tensor g = at::matmul(net.forward(x), c.t()) - rhs;
-    double gmin = std::get<0>(g.max(1)).min().item<double>();  // min over samples of max_k g_k
-    EXPECT_GE(gmin, comb[b].item<double>() - 1e-9) << "box " << b;
-  }
-  // hand case: lb = [-1, -1], a = [[1], [-1]] on [-1, 1] (d = 0): lambda = (1/2, 1/2) gives 0,
-  // the ascent gets close to it (and any lambda is sound: never above 0)
-  at::Tensor lb = at::full({1, 2}, -1.0, at::kDouble);
-  at::Tensor a = at::tensor({1.0, -1.0}, at::kDouble).reshape({1, 2, 1});
-  at::Tensor hand = conjunction_lower_bound(lb, a, at::full({1, 1}, -1.0, at::kDouble), at::ones({1, 1}, at::kDouble));
-  EXPECT_GT(hand.item<double>(), -0.1);
-  EXPECT_LE(hand.item<double>(), 1e-12);
-  // an infinite row (infeasible domain) keeps the plain maximum
-  lb[0][1] = std::numeric_limits<double>::infinity();
-  EXPECT_TRUE(std::isinf(conjunction_lower_bound(lb, a, at::full({1, 1}, -1.0, at::kDouble), at::ones({1, 1}, at::kDouble)).item<double>()));
 }
 
 // PGD with one box per row (the loop shared by pgd_attack and the local attack of input

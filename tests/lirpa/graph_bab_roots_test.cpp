@@ -8,7 +8,7 @@
 
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/graph_bab.h"
-#include "lirpa/bab/input_bounds.h"
+#include "lirpa/bab/box_bounds.h"
 #include "lirpa/verify/relu_net.h"
 #include "random_nets.h"
 
@@ -43,9 +43,10 @@ TEST(LirpaGraphBabRoots, SeveralBoxesInOnePoolSettleEachRoot) {
   };
   GraphBabContext ctx{g, o, clock, confirm, nullptr, "test"};
   BabProblem p{std::get<0>(xl.min(0)), std::get<0>(xu.max(0)), c, rhs};
-  BoxBounds bb = bound_input_boxes(*net, xl, xu, c, rhs);
+  std::vector<GraphRelu> relus = graph_relus(g);
+  GraphBounded bb = bound_graph_domains(g, relus, box_domains(relus, xl, xu, nullptr), c, rhs);  // CROWN of each root
   ASSERT_LT(bb.lb.min().item<double>(), 0.0);  // CROWN alone leaves some root unproven
-  BabOutcome all = graph_relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.layers, 0});
+  BabOutcome all = graph_relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.bounds, 0});
   ASSERT_EQ(all.status, BabStatus::Proven);
   EXPECT_TRUE(all.proven_roots.all().item<bool>());
   EXPECT_GT(all.visited, roots);  // it had to split
@@ -53,22 +54,16 @@ TEST(LirpaGraphBabRoots, SeveralBoxesInOnePoolSettleEachRoot) {
     BabOutcome one = graph_relu_split_bab(ctx, BabProblem{xl[b], xu[b], c, rhs});
     EXPECT_EQ(one.status, BabStatus::Proven) << "box " << b;
   }
-  BabOutcome roots_only = graph_relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.layers, roots});
+  BabOutcome roots_only = graph_relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.bounds, roots});
   ASSERT_EQ(roots_only.status, BabStatus::Exhausted);
   EXPECT_FALSE(roots_only.proven_roots.all().item<bool>());
   BabContext chain{*net, o, clock, confirm, nullptr, "test", nullptr, nullptr, g};
-  BoxHandOff h = relu_split_boxes(chain, p, xl, xu, bb.layers, roots);  // the same through the hand-off
+  BoxHandOff h = relu_split_boxes(chain, p, xl, xu, bb.bounds, roots);  // the same through the hand-off
   EXPECT_TRUE(at::equal(h.proven, roots_only.proven_roots));
-  BoxHandOff all_h = relu_split_boxes(chain, p, xl, xu, bb.layers, 0);  // without a budget: every root
+  BoxHandOff all_h = relu_split_boxes(chain, p, xl, xu, bb.bounds, 0);  // without a budget: every root
   EXPECT_TRUE(all_h.proven.all().item<bool>());
   // each root's own bound from the given layer bounds, slopes optimised (beta's pass without splits)
-  std::vector<GraphRelu> relus = graph_relus(g);
-  GraphDomains d;
-  d.xl = xl, d.xu = xu, d.root = at::arange(roots, at::kLong);
-  for (size_t j = 0; j < relus.size(); ++j) {
-    d.split.push_back(at::zeros({roots, relus[j].size}, at::kChar));
-    d.lower.push_back(bb.layers.lower[j]), d.upper.push_back(bb.layers.upper[j]);
-  }
+  GraphDomains d = box_domains(relus, xl, xu, &bb.bounds);
   d.reuse_upto = at::full({roots}, static_cast<int64_t>(relus.size()) - 1, at::kLong);
   GraphBounded own = bound_graph_domains(g, relus, d, c, rhs, nullptr, &o.beta);
   EXPECT_TRUE(at::equal(roots_only.proven_roots, std::get<0>(own.lb.max(1)) > o.margin));

@@ -154,6 +154,45 @@ TEST(LirpaIntermediateBounds, GroupedDomainsGetTheBoundsTheyGetAlone) {
   }
 }
 
+// With intersect_padding (input splitting's boxes), the CROWN bounds a batch computes at
+// positions a domain does not need (its group's padding) are intersected too: never looser
+// than without, tighter somewhere, and every sampled point of every box still inside.
+TEST(LirpaIntermediateBounds, IntersectedPaddingTightensAndHoldsSampledPoints) {
+  at::manual_seed(19);
+  Graph g = load_onnx_bytes(testing::random_mlp(5, {24, 24, 24}, 3, "Relu"));
+  const int64_t domains = 64, n = g.input_size();
+  at::Tensor centre = at::rand({domains, n}, at::kDouble) * 2 - 1;
+  at::Tensor radius = at::rand({domains, 1}, at::kDouble) * 0.8 + 0.05;  // counts that differ
+  at::Tensor xl = centre - radius, xu = centre + radius;
+  OpEnv env{g.params(), at::kDouble};
+  auto bound = [&](bool padding) {
+    detail::BoundState st(g.nodes().size());
+    st.bounds[0] = Interval{xl.reshape(detail::lead_shape(g, 0, domains)), xu.reshape(detail::lead_shape(g, 0, domains))};
+    st.intersect_reference = true;
+    st.intersect_padding = padding;
+    detail::crown_intermediate(g, st, env, g.output_id());
+    return st;
+  };
+  detail::BoundState plain = bound(false), padded = bound(true);
+  const int64_t per_box = 200;
+  at::Tensor t = at::rand({domains, per_box, n}, at::kDouble);
+  at::Tensor x = (xl.unsqueeze(1) + (xu - xl).unsqueeze(1) * t).reshape({domains * per_box, n});
+  std::vector<at::Tensor> v = node_values(g, x);
+  bool tighter = false;
+  for (const detail::GraphRelu& r : detail::graph_relus(g)) {
+    const Interval& a = *plain.bounds[r.input];
+    const Interval& b = *padded.bounds[r.input];
+    EXPECT_TRUE((b.lower >= a.lower).all().item<bool>()) << "node " << r.input;
+    EXPECT_TRUE((b.upper <= a.upper).all().item<bool>()) << "node " << r.input;
+    tighter = tighter || (b.lower > a.lower + 1e-9).any().item<bool>() || (b.upper < a.upper - 1e-9).any().item<bool>();
+    at::Tensor z = v[r.input].reshape({domains, per_box, -1});
+    at::Tensor l = b.lower.reshape({domains, 1, -1}), u = b.upper.reshape({domains, 1, -1});
+    EXPECT_TRUE((z >= l - 1e-9).all().item<bool>()) << "node " << r.input << " lower bound";
+    EXPECT_TRUE((z <= u + 1e-9).all().item<bool>()) << "node " << r.input << " upper bound";
+  }
+  EXPECT_TRUE(tighter) << "no padding position was tightened";
+}
+
 // A neuron that the domain's limits make stable (a split's side, a parent's bounds) gets no
 // CROWN row: the limits are applied to the reference before the positions are picked. With
 // every input of the last ReLU limited to z >= 0, those inputs keep the reference's upper

@@ -8,7 +8,8 @@
 #include <functional>
 #include <memory>
 
-#include "lirpa/verify/batch_crown.h"
+#include "lirpa/bab/layer_bounds.h"
+#include "lirpa/verify/relu_net.h"
 #include "lirpa/verify/run_clock.h"
 #include "tessera/lirpa/verify.h"
 

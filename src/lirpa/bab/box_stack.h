@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "lirpa/verify/batch_crown.h"
+#include "lirpa/bab/layer_bounds.h"
 
 namespace tessera::lirpa::detail {
 

@@ -62,6 +62,10 @@ struct GraphDomains {
   /// Where each domain's slopes and multipliers start (its parent's optimised ones), or empty:
   /// CROWN's slopes and zero multipliers.
   RowParams start;
+  /// The CROWN bounds computed as padding (positions a domain does not need, rows up to its
+  /// group's largest count) are intersected too: tighter, but a domain's bounds then depend on
+  /// the batch it is bounded in (input splitting's boxes; never with shards).
+  bool intersect_padding = false;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
   /// The input boxes of the domains `sel` ([D] long): lower and upper, [D, n_in] each.
   std::pair<at::Tensor, at::Tensor> boxes(const at::Tensor& sel) const;

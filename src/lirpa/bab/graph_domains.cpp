@@ -89,6 +89,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   state.limits.resize(graph.nodes().size());
   state.intersect_reference = true;  // as the incomplete stage's bounds
   state.forward_forms = n_in <= kForwardFormsMaxInputs;
+  state.intersect_padding = d.intersect_padding;
   state.shard_domains = shard;
   state.batch_domains = batch_domains;
   auto [box_l, box_u] = d.boxes(sel);  // [D, n_in]

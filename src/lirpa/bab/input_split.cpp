@@ -1,10 +1,10 @@
 // Input-splitting branch and bound: a stack of boxes, processed in large batches (the
 // most recently split, worst-bounded boxes first: depth first, so the stack stays small).
 // Each box of a batch is bisected along the best of its `bab.input.candidates` (or, in the
-// portfolio below, `portfolio_candidates`) largest-smear dimensions (all tried); all children are bounded at once by
-// bound_input_boxes (forward linear bounds and backward CROWN of the unstable neurons,
-// intersected with each other and with the parent box's layer bounds, which every open box
-// keeps for its children); children near verification get alpha-CROWN (alpha_near_verified);
+// portfolio below, `portfolio_candidates`) largest-smear dimensions (all tried); all children are
+// bounded at once on the graph engine (bound_boxes: forward linear bounds and backward CROWN of
+// the unstable ReLU inputs, intersected with each other and with the parent box's bounds, which
+// every open box keeps for its children); children near verification get alpha-CROWN (alpha_near_verified);
 // verified children are dropped; the minimising vertex of every unverified
 // child is tried as a counterexample, a few PGD steps run inside the worst children of every
 // batch, and PGD on the whole region from the worst boxes' centres now and then. In the
@@ -22,9 +22,9 @@
 namespace tessera::lirpa::detail {
 namespace {
 
-std::vector<int64_t> hidden_widths(const ReluNet& net) {
+std::vector<int64_t> relu_widths(const std::vector<GraphRelu>& relus) {
   std::vector<int64_t> w;
-  for (int k = 1; k < net.layers(); ++k) w.push_back(net.width(k));
+  for (const GraphRelu& r : relus) w.push_back(r.size);
   return w;
 }
 
@@ -48,15 +48,16 @@ struct Search {
 enum class Step { Open, Proven, Falsified };
 
 /// One batch of a search: pop, split, bound, try counterexamples, push the open children.
-Step step(BabContext& ctx, const BabProblem& p, Search& s, BabOutcome& out, bool best_first) {
+Step step(BabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem& p, Search& s, BabOutcome& out,
+          bool best_first) {
   const VerifyOptions& o = ctx.options;
   const InputSplitTuning& t = o.bab.input;
   if (s.pool.size() == 0) return Step::Proven;
   auto t0 = Clock::now();
   at::Tensor todo = best_first && s.it % t.best_first_every == 0 ? s.pool.pop_lowest(s.batch) : s.pool.pop(s.batch);
-  auto [cl, cu, b] = split_boxes(ctx.net, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
+  auto [cl, cu, b] = split_boxes(ctx.graph, relus, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
                                  s.pool.layers(todo), s.candidates, s.pool.score(todo), s.candidates > t.candidates, t);
-  alpha_near_verified(ctx, p, cl, cu, b);
+  alpha_near_verified(ctx, relus, p, cl, cu, b);
   out.visited += cl.size(0);
   ++s.it;
   at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});  // not verified yet
@@ -117,8 +118,9 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   BabOutcome out;
   at::Tensor xl = p.xl.to(at::kDouble).reshape({1, -1}), xu = p.xu.to(at::kDouble).reshape({1, -1});
   const InputSplitTuning& t = o.bab.input;
-  Bounded root = bound_boxes(ctx.net, xl, xu, p, nullptr);
-  const std::vector<int64_t> widths = hidden_widths(ctx.net);
+  const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
+  Bounded root = bound_boxes(ctx.graph, relus, xl, xu, p, nullptr);
+  const std::vector<int64_t> widths = relu_widths(relus);
   // each open box keeps its layer bounds; the pools stop at input.max_pool_bytes
   const int64_t max_boxes = std::min<int64_t>(o.bab.max_domains, t.max_pool_bytes / BoxStack(xl.size(1), widths).row_bytes());
   out.visited = 1;
@@ -164,7 +166,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
     Search& s = searches.size() == 1 || searches[0].cost <= searches[1].cost ? searches[0] : searches[1];
     Step r = portfolio && hand_offs && s.candidates == t.portfolio_candidates && s.handed <= o.bab.input_relu_share * s.bisected
                  ? hand_off(ctx, p, s, out)
-                 : step(ctx, p, s, out, portfolio);
+                 : step(ctx, relus, p, s, out, portfolio);
     if (r == Step::Proven) return out.status = BabStatus::Proven, out;
     if (r == Step::Falsified) return out.status = BabStatus::Falsified, out;
     if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;  // not timed above

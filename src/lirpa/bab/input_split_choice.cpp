@@ -6,7 +6,7 @@
 
 #include <limits>
 
-#include "lirpa/bab/input_bounds.h"
+#include "lirpa/bab/box_bounds.h"
 #include "lirpa/bab/input_split_steps.h"
 
 namespace tessera::lirpa::detail {
@@ -38,25 +38,30 @@ Bounded Bounded::select(const at::Tensor& idx) const {
   return out;
 }
 
-Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const BabProblem& p,
-                    const LayerBounds* parent) {
-  BoxBounds bb = bound_input_boxes(net, xl, xu, p.c, p.rhs, parent);
-  at::Tensor rows = std::get<0>(best_rows(bb.lb));  // the best row drives the split choice
+Bounded bound_boxes(const Graph& graph, const std::vector<GraphRelu>& relus, const at::Tensor& xl,
+                    const at::Tensor& xu, const BabProblem& p, const LayerBounds* parent) {
+  GraphDomains d = box_domains(relus, xl, xu, parent);  // the parent's bounds as limits
+  d.intersect_padding = true;
+  GraphBounded g = bound_graph_domains(graph, relus, d, p.c, p.rhs);
+  at::Tensor rows = std::get<0>(best_rows(g.lb));  // the best row drives the split choice
   // a box is verified when max_k g_k > margin on it: the rows' bounds combined
-  return {conjunction_lower_bound(bb.lb, bb.a_input, xl, xu), rows, bb.a_input, std::move(bb.layers)};
+  return {conjunction_lower_bound(g.lb, g.a_input, xl, xu), rows, g.a_input,
+          LayerBounds{g.bounds.lower, g.bounds.upper, {}}};
 }
 
-void alpha_near_verified(BabContext& ctx, const BabProblem& p, const at::Tensor& xl, const at::Tensor& xu,
-                         Bounded& b) {
+void alpha_near_verified(BabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem& p,
+                         const at::Tensor& xl, const at::Tensor& xu, Bounded& b) {
   const VerifyOptions& o = ctx.options;
   if (o.bab.input_alpha_band <= 0 || o.bab.input_alpha_iterations <= 0) return;
   at::Tensor near = at::nonzero(b.score.le(o.margin).logical_and(b.score.gt(o.margin - o.bab.input_alpha_band)))
                         .reshape({-1});
   if (near.numel() == 0) return;
   Bounded s = b.select(near);
-  OptimiseOptions oo{o.bab.input_alpha_iterations, o.beta.lr_alpha, o.beta.lr_decay, [&ctx] { return ctx.expired(); }};
-  at::Tensor score = alpha_conjunction_bound(ctx.net, xl.index_select(0, near), xu.index_select(0, near), p.c, p.rhs,
-                                             s.layers, oo);
+  BetaOptions steps;  // the slopes' steps (no split: no multiplier)
+  steps.iterations = o.bab.input_alpha_iterations;
+  steps.lr_alpha = o.beta.lr_alpha, steps.lr_decay = o.beta.lr_decay;
+  at::Tensor score = alpha_conjunction_bound(ctx.graph, relus, xl.index_select(0, near), xu.index_select(0, near),
+                                             p.c, p.rhs, s.layers, steps, [&ctx] { return ctx.expired(); });
   b.score.index_copy_(0, near, at::max(s.score, score));
 }
 
@@ -72,7 +77,8 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
   return at::cat(parts, 1);
 }
 
-std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
+std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const Graph& graph, const std::vector<GraphRelu>& relus,
+                                                        const BabProblem& p, const at::Tensor& xl,
                                                         const at::Tensor& xu, const at::Tensor& smear,
                                                         const LayerBounds& parent_layers, int64_t candidates,
                                                         const at::Tensor& parent, bool guarded,
@@ -94,7 +100,7 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, cons
     inherited.lower.push_back(parent_layers.lower[k].repeat({2 * m, 1}));
     inherited.upper.push_back(parent_layers.upper[k].repeat({2 * m, 1}));
   }
-  Bounded all = bound_boxes(net, al, au, p, &inherited);
+  Bounded all = bound_boxes(graph, relus, al, au, p, &inherited);
   if (m == 1) return {al, au, all};
   at::Tensor worse = std::get<0>(all.score.reshape({m, 2, bsz}).min(1));  // [m, B]
   worse = worse.masked_fill(thin.gather(1, dims).t(), -std::numeric_limits<double>::infinity());

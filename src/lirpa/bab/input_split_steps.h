@@ -6,29 +6,34 @@
 #include <ATen/core/Tensor.h>
 
 #include <tuple>
+#include <vector>
 
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/box_stack.h"
+#include "lirpa/bab/graph_bab.h"
 
 namespace tessera::lirpa::detail {
 
 /// A batch of bounded boxes.
 struct Bounded {
   at::Tensor score, rows, a;  ///< [B] bound of the conjunction, [B] best row, [B, K, n] its rows on the input
-  LayerBounds layers;         ///< per hidden layer [B, n_k]
+  LayerBounds layers;         ///< per ReLU node's input [B, n_j] (a chain's hidden layers)
   Bounded select(const at::Tensor& idx) const;
 };
 
-/// Bounds the boxes [xl, xu] (bound_input_boxes), inside the parent boxes' layer bounds
-/// `parent` (may be null).
-Bounded bound_boxes(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const BabProblem& p,
-                    const LayerBounds* parent);
+/// Bounds the boxes [xl, xu] on the graph engine (bound_graph_domains, one domain per box:
+/// forward linear bounds, CROWN of each box's unstable ReLU inputs in groups of similar
+/// counts, the padding rows' bounds intersected too), inside the parent boxes' bounds of the
+/// ReLU inputs `parent` (may be null) taken as limits; a box's score is conjunction_lower_bound
+/// of its rows.
+Bounded bound_boxes(const Graph& graph, const std::vector<GraphRelu>& relus, const at::Tensor& xl,
+                    const at::Tensor& xu, const BabProblem& p, const LayerBounds* parent);
 
-/// alpha-CROWN (alpha_conjunction_bound) on the unverified children `b` (boxes xl, xu) whose
-/// bound lies within `bab.input_alpha_band` below the margin, with their layer bounds; a child
-/// keeps the better of its two scores.
-void alpha_near_verified(BabContext& ctx, const BabProblem& p, const at::Tensor& xl, const at::Tensor& xu,
-                         Bounded& b);
+/// alpha-CROWN (alpha_conjunction_bound, `bab.input_alpha_iterations` steps) on the
+/// unverified children `b` (boxes xl, xu) whose bound lies within `bab.input_alpha_band` below
+/// the margin, with their ReLU-input bounds fixed; a child keeps the better of its two scores.
+void alpha_near_verified(BabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem& p,
+                         const at::Tensor& xl, const at::Tensor& xu, Bounded& b);
 
 /// Rows of the unverified boxes `open` of `b` (xl, xu, score, smear, layer bounds) for the
 /// stack; the smear of input i is |a_i| (u_i - l_i) for the best row's coefficients a (the
@@ -41,7 +46,8 @@ at::Tensor open_rows(const Bounded& b, const at::Tensor& open, const at::Tensor&
 /// than `t.point_width` of the root's) are never candidates; `guarded` (the portfolio's
 /// search): thin dimensions are no candidates and a stalled box bisects its relatively widest
 /// dimension; otherwise dimensions of negligible smear are no candidates (InputSplitTuning).
-std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const ReluNet& net, const BabProblem& p, const at::Tensor& xl,
+std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const Graph& graph, const std::vector<GraphRelu>& relus,
+                                                        const BabProblem& p, const at::Tensor& xl,
                                                         const at::Tensor& xu, const at::Tensor& smear,
                                                         const LayerBounds& parent_layers, int64_t candidates,
                                                         const at::Tensor& parent, bool guarded,

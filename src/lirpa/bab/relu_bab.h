@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "lirpa/bab/domain_blocks.h"
-#include "lirpa/verify/batch_crown.h"
+#include "lirpa/bab/layer_bounds.h"
 
 namespace tessera::lirpa::detail {
 
