@@ -57,7 +57,8 @@ TEST(LirpaGraphBabRoots, SeveralBoxesInOnePoolSettleEachRoot) {
   BabOutcome roots_only = graph_relu_split_bab(ctx, p, ReluSplitStart{xl, xu, &bb.bounds, roots});
   ASSERT_EQ(roots_only.status, BabStatus::Exhausted);
   EXPECT_FALSE(roots_only.proven_roots.all().item<bool>());
-  BabContext chain{*net, o, clock, confirm, nullptr, "test", nullptr, nullptr, g};
+  BabContext chain{[&](const at::Tensor& x) { return net->forward(x); }, o, clock, confirm, nullptr, "test", nullptr,
+                   nullptr, g};
   BoxHandOff h = relu_split_boxes(chain, p, xl, xu, bb.bounds, roots);  // the same through the hand-off
   EXPECT_TRUE(at::equal(h.proven, roots_only.proven_roots));
   BoxHandOff all_h = relu_split_boxes(chain, p, xl, xu, bb.bounds, 0);  // without a budget: every root

@@ -228,10 +228,16 @@ TEST(LirpaVerify, NonChainNetworkGoesThroughGraphBranchAndBound) {
   EXPECT_EQ(r0.decided_by, "crown");
   o.attack.enabled = false;  // the verdict must come from branch and bound
   o.alpha_enabled = false;
-  VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(lb + 0.5 * (m - lb)) + "))", 3, n_out), o);
-  EXPECT_EQ(r.verdict, Verdict::Unsat) << r.reason;
-  EXPECT_EQ(r.decided_by, "bab-relu");
-  EXPECT_GT(r.domains_visited, 1);
+  // three inputs: auto splits the input box (bounded on the graph like any other), and
+  // ReLU splitting on request; both prove it
+  const Property between = box_property("(assert (<= Y_0 " + num(lb + 0.5 * (m - lb)) + "))", 3, n_out);
+  for (auto [split, by] : {std::pair{SplitKind::Auto, "bab-input"}, std::pair{SplitKind::Relu, "bab-relu"}}) {
+    o.bab.split = split;
+    VerifyResult r = verify(g, between, o);
+    EXPECT_EQ(r.verdict, Verdict::Unsat) << by << ": " << r.reason;
+    EXPECT_EQ(r.decided_by, by);
+    EXPECT_GT(r.domains_visited, 1);
+  }
 }
 
 

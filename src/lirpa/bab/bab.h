@@ -8,8 +8,8 @@
 #include <functional>
 #include <memory>
 
+#include "lirpa/attack/pgd.h"
 #include "lirpa/bab/layer_bounds.h"
-#include "lirpa/verify/relu_net.h"
 #include "lirpa/verify/run_clock.h"
 #include "tessera/lirpa/verify.h"
 
@@ -43,7 +43,10 @@ struct BabOutcome {
 
 /// What branch and bound needs from the caller.
 struct BabContext {
-  const ReluNet& net;
+  /// The network's forward pass, float64 outputs [N, n_out] for inputs [N, n_in],
+  /// differentiable (the PGD inside open boxes): the cheapest the caller has (a chain's
+  /// matrices, or the graph's).
+  BatchFn forward;
   const VerifyOptions& options;
   const RunClock& clock;  ///< the run's deadline, agreed between ranks
   /// Checks a candidate input against the whole property with the real graph; true when
@@ -130,7 +133,7 @@ at::Tensor minimising_vertex(const at::Tensor& a, const at::Tensor& rows, const 
 /// [xl_b, xu_b] ([B, n]) from `start` ([B, n], clipped into the boxes), `steps` signed-gradient
 /// steps of decaying size; returns each box's best point [B, n] (stops early once one has
 /// value <= 0). The points are candidates only: the caller confirms them.
-at::Tensor box_attack(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& start,
+at::Tensor box_attack(const BatchFn& f, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& start,
                       const at::Tensor& c, const at::Tensor& rhs, int steps);
 
 }  // namespace tessera::lirpa::detail

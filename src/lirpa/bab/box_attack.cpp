@@ -8,9 +8,8 @@
 
 namespace tessera::lirpa::detail {
 
-at::Tensor box_attack(const ReluNet& net, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& start,
+at::Tensor box_attack(const BatchFn& f, const at::Tensor& xl, const at::Tensor& xu, const at::Tensor& start,
                       const at::Tensor& c, const at::Tensor& rhs, int steps) {
-  BatchFn f = [&](const at::Tensor& x) { return net.forward(x); };
   // steps from 1/4 of each box's width down to 1/100 of it, one box per row
   return pgd_rows(f, xl, xu, start, c, rhs, steps, 0.25, 0.04).x;
 }

@@ -53,7 +53,8 @@ std::tuple<at::Tensor, at::Tensor, Bounded> split_boxes(const Graph& graph, cons
                                                         const at::Tensor& parent, bool guarded,
                                                         const InputSplitTuning& t);
 
-/// Tries points as counterexamples: cheap violation on the ReluNet, confirmation on the graph.
+/// Tries points as counterexamples: cheap violation by the context's forward pass, confirmation
+/// by the caller (the graph's float64 pass).
 bool try_points(BabContext& ctx, const BabProblem& p, const at::Tensor& x);
 /// PGD on the whole region from the pool's 8 worst boxes' centres (seed offset `batch`).
 bool attack_worst(BabContext& ctx, const BabProblem& p, const BoxStack& pool, int64_t batch);

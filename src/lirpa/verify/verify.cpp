@@ -138,12 +138,13 @@ bool bab_outcome(Run& run, const detail::BabOutcome& out, const std::string& pha
   return true;
 }
 
-// Input splitting on one pair, on the chain form, its hand-offs to ReLU splitting on the
-// graph engine; returns false when the run must stop (sat or timeout).
-bool run_input_bab(Run& run, const detail::ReluNet& net, const PropertyCase& pc, const OutputConjunction& oc,
+// Input splitting on one pair (its boxes and hand-offs to ReLU splitting on the graph engine;
+// `forward`: the cheapest float64 forward pass for its counterexample checks); returns false
+// when the run must stop (sat or timeout).
+bool run_input_bab(Run& run, const detail::BatchFn& forward, const PropertyCase& pc, const OutputConjunction& oc,
                    SideAttack& side, bool& undecided) {
   run.bab_kind = "bab-input";
-  detail::BabContext ctx{net, run.options, run.clock, [&](const at::Tensor& x) { return run.confirm(x, "bab-input"); },
+  detail::BabContext ctx{forward, run.options, run.clock, [&](const at::Tensor& x) { return run.confirm(x, "bab-input"); },
                          run.progress, "bab-input", run.state_comm, [&] { return side(); }, run.graph};
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
@@ -180,16 +181,13 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.seconds = run.elapsed();
     return run.result;
   };
-  // The chain form (ReluNet) serves input splitting, and the attacks on chains of dense
-  // layers (a cheap forward pass); ReLU splitting runs on the graph engine for every
-  // network. The choice depends on the network alone, so every shard mode runs the same
-  // search.
+  // Branch and bound runs on the graph engine for every network; the chain form (ReluNet) of
+  // chains of dense layers gives the attacks and input splitting's checks a cheap forward
+  // pass. The choice depends on the network alone, so every shard mode runs the same search.
   std::string why;
   const BabOptions& bab = options.bab;
-  const bool input_split = bab.split == SplitKind::Input ||
-                           (bab.split == SplitKind::Auto && graph.input_size() <= bab.input_split_max_dims);
   std::optional<detail::ReluNet> net;
-  if (input_split || detail::dense_form_is_compact(graph, &why)) net = detail::extract_relu_net(graph, &why, comm);
+  if (detail::dense_form_is_compact(graph, &why)) net = detail::extract_relu_net(graph, &why, comm);
   if (run_attack(run, net)) return finish();
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
@@ -204,12 +202,9 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.decided_by = by;
     return finish();
   }
-  // input splitting needs the chain form (not on the graph engine yet)
-  if (!options.bab.enabled || (!net && bab.split == SplitKind::Input)) {
+  if (!options.bab.enabled) {
     run.result.verdict = run.expired() ? Verdict::Timeout : Verdict::Unknown;
-    run.result.reason = !options.bab.enabled
-                            ? "branch and bound is disabled"
-                            : "input splitting needs a chain of affine layers and ReLUs (use ReLU splitting): " + why;
+    run.result.reason = "branch and bound is disabled";
     return finish();
   }
   bool undecided = false;
@@ -217,14 +212,20 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
   // (several ranks) stay sharded: the rounds then gather them in float64
   std::optional<detail::FloatReluNet> fast;
   if (net && (!comm || comm->size() == 1)) fast.emplace(*net);
-  SideAttack side(run, [&](const at::Tensor& x) { return fast ? fast->forward(x) : net->forward(x); }, open);
+  SideAttack side(run, [&](const at::Tensor& x) {
+    return fast ? fast->forward(x) : net ? net->forward(x) : graph.forward(x, at::kFloat).to(at::kDouble);
+  }, open);
+  const detail::BatchFn forward = [&](const at::Tensor& x) { return net ? net->forward(x) : graph.forward(x, at::kDouble); };
+  // input splitting's hand-offs split ReLUs: a network without any goes to ReLU splitting,
+  // which says so
+  const bool has_relu = !detail::graph_relus(graph).empty();
   for (size_t c = 0; c < property.cases.size(); ++c) {
     for (size_t d = 0; d < property.cases[c].disjuncts.size(); ++d) {
       if (!open[c][d]) continue;
       const PropertyCase& pc = property.cases[c];
       const bool input = bab.split == SplitKind::Input ||
                          (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims);
-      bool go = net && input ? run_input_bab(run, *net, pc, pc.disjuncts[d], side, undecided)
+      bool go = input && has_relu ? run_input_bab(run, forward, pc, pc.disjuncts[d], side, undecided)
                              : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], net ? &side : nullptr, undecided);
       if (!go) return finish();
     }
