@@ -1,5 +1,5 @@
 // Branch and bound internals: bisection, smear, ReLU split bookkeeping, the domain pool,
-// BaBSR, ReluNet extraction, padding groups, PGD rows (input splitting's bounds of boxes:
+// BaBSR, the dense-form test, padding groups, PGD rows (input splitting's bounds of boxes:
 // box_bounds_test.cpp).
 
 #include <ATen/ATen.h>
@@ -14,7 +14,7 @@
 #include "lirpa/bab/domain_pool.h"
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/propagation.h"
-#include "lirpa/verify/relu_net.h"
+#include "lirpa/verify/dense_form.h"
 #include "tessera/lirpa/mlp_builder.h"
 #include "random_nets.h"
 
@@ -140,23 +140,9 @@ TEST(LirpaBab, BabsrChoosesOnlyUnstableUnsplitNeurons) {
   EXPECT_EQ(layer.item<int64_t>(), -1);  // nothing left to split
 }
 
-TEST(LirpaBab, ExtractedReluNetMatchesGraph) {
-  at::manual_seed(3);
-  Graph g = load_onnx_bytes(testing::random_mlp(4, {6, 5}, 3, "Relu"));
-  std::string why;
-  auto net = extract_relu_net(g, &why);
-  ASSERT_TRUE(net.has_value()) << why;
-  EXPECT_EQ(net->layers(), 3);
-  at::Tensor x = at::randn({20, 4}, at::kDouble);
-  EXPECT_LT((net->forward(x) - g.forward(x, at::kDouble)).abs().max().item<double>(), 1e-12);
-  Graph s = load_onnx_bytes(testing::random_mlp(4, {6}, 3, "Sigmoid"));
-  EXPECT_FALSE(extract_relu_net(s, &why).has_value());
-  EXPECT_NE(why.find("Sigmoid"), std::string::npos) << why;
-}
-
-// Convolutions read off as matrices repeat their kernels at every position: such chains
-// stay on the graph engine; dense layers have the chain form.
-TEST(LirpaBab, ChainFormOnlyWhereItIsAboutTheWeightsSize) {
+// Convolutions read off as matrices repeat their kernels at every position: their forward
+// pass is not cheap beside their weights; dense layers' is.
+TEST(LirpaBab, DenseFormOnlyWhereItIsAboutTheWeightsSize) {
   at::manual_seed(3);
   std::string why;
   EXPECT_TRUE(dense_form_is_compact(load_onnx_bytes(testing::random_mlp(4, {6, 5}, 3, "Relu")), &why)) << why;

@@ -44,8 +44,7 @@ struct BabOutcome {
 /// What branch and bound needs from the caller.
 struct BabContext {
   /// The network's forward pass, float64 outputs [N, n_out] for inputs [N, n_in],
-  /// differentiable (the PGD inside open boxes): the cheapest the caller has (a chain's
-  /// matrices, or the graph's).
+  /// differentiable (the PGD inside open boxes): the graph's, or any cheaper equal one.
   BatchFn forward;
   const VerifyOptions& options;
   const RunClock& clock;  ///< the run's deadline, agreed between ranks

@@ -82,8 +82,8 @@ void keep_open(const ReluPoolLayout& lay, TensorPool& pool, const Scored& s, con
   pool.push(f, s.score.index_select(0, open));
 }
 
-// True when `layers` holds one [R, n_j] bound per ReLU node of `relus` (the chain form's
-// hidden layers are the graph's ReLU nodes in order), so the roots can start from them.
+// True when `layers` holds one [R, n_j] bound per ReLU node of `relus` (input splitting's
+// boxes carry them), so the roots can start from them.
 bool covers_relus(const LayerBounds* layers, const std::vector<GraphRelu>& relus, int64_t roots) {
   if (!layers || layers->lower.size() != relus.size()) return false;
   for (size_t j = 0; j < relus.size(); ++j)

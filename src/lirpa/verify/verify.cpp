@@ -10,9 +10,8 @@
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/bab.h"
 #include "lirpa/bab/graph_bab.h"
-#include "lirpa/verify/float_relu_net.h"
+#include "lirpa/verify/dense_form.h"
 #include "lirpa/verify/incomplete.h"
-#include "lirpa/verify/relu_net.h"
 #include "lirpa/verify/run_clock.h"
 #include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
@@ -48,14 +47,16 @@ struct Run {
   }
 };
 
-bool run_attack(Run& run, const std::optional<detail::ReluNet>& net) {
+// PGD through the graph in float32 (half the float64 time); a point is kept only when the
+// float64 forward pass confirms it.
+detail::BatchFn float_forward(const Graph& graph) {
+  return [&graph](const at::Tensor& x) { return graph.forward(x, at::kFloat).to(at::kDouble); };
+}
+
+bool run_attack(Run& run) {
   if (!run.options.attack.enabled) return false;
   run.phase("attack");
-  // through the graph in float32 (CNNs, ResNets: half the float64 time); a point is kept
-  // only when the float64 forward pass confirms it
-  detail::BatchFn f = [&](const at::Tensor& x) {
-    return net ? net->forward(x) : run.graph.forward(x, at::kFloat).to(at::kDouble);
-  };
+  const detail::BatchFn f = float_forward(run.graph);
   for (const PropertyCase& pc : run.property.cases) {
     for (const OutputConjunction& oc : pc.disjuncts) {
       if (run.expired()) return false;
@@ -74,8 +75,8 @@ bool run_attack(Run& run, const std::optional<detail::ReluNet>& net) {
 // 11, 1_9 prop_7's counterexample was one of the fourth round's 32,000 random starts). Round k
 // (k = 0, 1, ...) runs kFirstRestarts * 2^k random starts (capped), after 4 s of branch and
 // bound and only while the rounds' time stays within kShare of the time since then, so
-// instances decided in seconds do not pay for it. With whole weights the rounds' PGD runs in
-// float32 (FloatReluNet), which brings each round, and so the next, forward.
+// instances decided in seconds do not pay for it. The rounds' PGD runs in float32 through the
+// graph (float_forward), which brings each round, and so the next, forward.
 class SideAttack {
  public:
   static constexpr int kFirstRestarts = 4000, kMaxRestarts = 32000, kSteps = 40;
@@ -153,7 +154,7 @@ bool run_input_bab(Run& run, const detail::BatchFn& forward, const PropertyCase&
 
 // ReLU-splitting branch and bound on the graph engine on one pair; returns false when the
 // run must stop (sat or timeout). `side` (may be null): the escalating PGD between batches,
-// only where the chain form gives a cheap forward pass: its rounds of thousands of float64
+// only where the forward pass is cheap (dense_form_is_compact): its rounds of thousands of
 // restarts through the graph take minutes on a CIFAR ResNet (sri_resnet_a: one round held
 // the rest of a 300 s run); the search's own PGD from its worst domains' vertices runs
 // every `bab.attack_every` batches on every network.
@@ -181,14 +182,12 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     run.result.seconds = run.elapsed();
     return run.result;
   };
-  // Branch and bound runs on the graph engine for every network; the chain form (ReluNet) of
-  // chains of dense layers gives the attacks and input splitting's checks a cheap forward
-  // pass. The choice depends on the network alone, so every shard mode runs the same search.
-  std::string why;
+  // Branch and bound runs on the graph engine for every network; the escalating PGD rounds
+  // beside ReLU splitting only where the forward pass is cheap (dense layers). The choices
+  // depend on the network alone, so every shard mode runs the same search.
   const BabOptions& bab = options.bab;
-  std::optional<detail::ReluNet> net;
-  if (detail::dense_form_is_compact(graph, &why)) net = detail::extract_relu_net(graph, &why, comm);
-  if (run_attack(run, net)) return finish();
+  const bool cheap = detail::dense_form_is_compact(graph);
+  if (run_attack(run)) return finish();
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
   std::vector<std::map<int, Interval>> intermediate;  // per case: the root of graph branch and bound
@@ -208,14 +207,10 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     return finish();
   }
   bool undecided = false;
-  // the side attack's PGD in float32 (its points are confirmed in float64); sharded weights
-  // (several ranks) stay sharded: the rounds then gather them in float64
-  std::optional<detail::FloatReluNet> fast;
-  if (net && (!comm || comm->size() == 1)) fast.emplace(*net);
-  SideAttack side(run, [&](const at::Tensor& x) {
-    return fast ? fast->forward(x) : net ? net->forward(x) : graph.forward(x, at::kFloat).to(at::kDouble);
-  }, open);
-  const detail::BatchFn forward = [&](const at::Tensor& x) { return net ? net->forward(x) : graph.forward(x, at::kDouble); };
+  // the side attack's PGD in float32 (its points are confirmed in float64); input splitting's
+  // cheap checks of candidate points in float64
+  SideAttack side(run, float_forward(graph), open);
+  const detail::BatchFn forward = [&graph](const at::Tensor& x) { return graph.forward(x, at::kDouble); };
   // input splitting's hand-offs split ReLUs: a network without any goes to ReLU splitting,
   // which says so
   const bool has_relu = !detail::graph_relus(graph).empty();
@@ -226,7 +221,7 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
       const bool input = bab.split == SplitKind::Input ||
                          (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims);
       bool go = input && has_relu ? run_input_bab(run, forward, pc, pc.disjuncts[d], side, undecided)
-                             : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], net ? &side : nullptr, undecided);
+                             : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], cheap ? &side : nullptr, undecided);
       if (!go) return finish();
     }
   }

@@ -1,8 +1,7 @@
 // FSDP in complete verification: with `bab.force_synchronous`, verify() on a graph whose
-// parameters are sharded over the ranks (and the ReluNet that branch and bound extracts,
-// sharded as it is read off) gives the verdict, domain count and counterexample of the
-// single-process run, bitwise, for input splitting, ReLU splitting (on the chain form and on
-// the graph engine: a CNN, a ResNet) and a sat instance; at 1, 2 and 4 ranks. Every rank also runs the single-process reference itself.
+// parameters are sharded over the ranks gives the verdict, domain count and counterexample of
+// the single-process run, bitwise, for input splitting, ReLU splitting (an MLP, a CNN, a
+// ResNet) and a sat instance; at 1, 2 and 4 ranks. Every rank also runs the single-process reference itself.
 //
 // Sharded state (`--shard fsdp+state`, VerifyOptions::shard_state): ReLU splitting bounds
 // each batch's children in blocks, one per rank, and gathers them. Per child the arithmetic
@@ -23,7 +22,6 @@
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/graph_domains.h"
 #include "lirpa/random_nets.h"
-#include "lirpa/verify/relu_net.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
@@ -211,24 +209,6 @@ TEST(ShardedVerify, ChildBlocksGatherTheBatchInOrder) {
     EXPECT_FALSE(detail::on_every_rank(*comm, block, comm->rank() != 0));  // rank 0 always has children
     EXPECT_TRUE(detail::on_every_rank(*comm, block, !block.stand_in));     // a stand-in's verdict is ignored
   }
-}
-
-TEST(ShardedVerify, ExtractedWeightsAreShardedAndGatherBitwise) {
-  auto comm = dist::world();
-  std::string net = kAcas + "ACASXU_run2a_1_1_batch_2000.onnx";
-  Graph whole = load_onnx(net), sharded = load_onnx(net);
-  shard_parameters(sharded, comm);
-  std::optional<detail::ReluNet> one = detail::extract_relu_net(whole), many = detail::extract_relu_net(sharded, nullptr, comm);
-  ASSERT_TRUE(one && many);
-  ASSERT_EQ(one->layers(), many->layers());
-  int64_t full = one->w.local_bytes(), rows_of_largest = 0;
-  for (int k = 0; k < one->layers(); ++k) {
-    EXPECT_TRUE(at::equal(one->w[k], many->w[k])) << "layer " << k;
-    rows_of_largest = std::max(rows_of_largest, one->w.cols(k) * 8);
-  }
-  // each rank keeps about 1/P of every matrix: at most one extra row per matrix
-  int64_t p = comm->size();
-  EXPECT_LE(many->w.local_bytes(), full / p + one->layers() * rows_of_largest);
 }
 
 }  // namespace
