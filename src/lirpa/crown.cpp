@@ -269,6 +269,15 @@ Interval with_needed(const Interval& ref, const NeededBounds& needed, const Inte
 }
 
 void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env, int upto) {
+  // every bound an operator reads is given (a domain reusing all of its parent's): nothing to
+  // compute, the reference and forward forms below included
+  bool given = true;
+  for (const Node& node : graph.nodes()) {
+    if (node.id > upto) break;
+    if (node.id == 0 || !node.op->needs_input_bounds()) continue;
+    for (int p : node.inputs) given = given && state.bounds[p].has_value();
+  }
+  if (given) return;
   // ref: IBP bounds through the graph that reuse every bound already computed (the
   // reference that tells which ReLU inputs are stable, as auto_LiRPA's sparse bounds).
   std::vector<std::optional<Interval>> ref(graph.nodes().size());
