@@ -86,6 +86,29 @@ TEST(LirpaModels, ShapeArithmeticIsFolded) {
   EXPECT_TRUE(at::allclose(g.forward(x, at::kDouble), x.clamp_min(0)));
 }
 
+// A constant that an operator only derives its own parameter from (Gemm's weight, transposed
+// and scaled; an Add's shift) is not kept as well: a network's parameters are held once. A
+// MatMul reads its constant as it is, under the initializer's name.
+TEST(LirpaModels, ParametersAreHeldOnce) {
+  OnnxBuilder b("x", {1, 3});
+  auto h = b.node("Gemm", {b.input(), b.constant("w0", at::randn({4, 3}, at::kDouble)),
+                          b.constant("b0", at::randn({4}, at::kDouble))}, {OnnxAttr::integer("transB", 1)});
+  auto z = b.node("MatMul", {b.node("Relu", {h}), b.constant("w1", at::randn({4, 2}, at::kDouble))});
+  b.set_output(b.node("Add", {z, b.constant("b1", at::randn({2}, at::kDouble))}));
+  Graph g = load_onnx_bytes(b.bytes());
+  int64_t held = 0;
+  for (const std::string& key : g.params().keys()) {
+    int64_t n = 1;
+    for (int64_t d : g.params().shape(key)) n *= d;
+    held += n;
+  }
+  EXPECT_EQ(held, 4 * 3 + 4 + 4 * 2 + 2);  // each weight and bias once
+  EXPECT_TRUE(g.params().contains("w1"));
+  EXPECT_FALSE(g.params().contains("w0"));
+  at::Tensor x = at::randn({5, 3}, at::kDouble);
+  EXPECT_EQ(g.forward(x, at::kDouble).sizes(), (std::vector<int64_t>{5, 2}));
+}
+
 TEST(LirpaModels, NnetLoaderReadsLayersAndNormalisation) {
   std::string path = ::testing::TempDir() + "tiny.nnet";
   {

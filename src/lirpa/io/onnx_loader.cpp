@@ -102,8 +102,7 @@ void add_onnx_node(const onnx::NodeProto& p, int index, Graph& g, LoadState& s, 
   const OpFactory* factory = default_registry().find(p.op_type());
   TESSERA_CHECK(factory != nullptr, Unsupported, source, ": unsupported operator '", p.op_type(), "' in node '", name,
                 "'; supported operators: ", default_registry().supported());
-  for (const auto& in : n.inputs)
-    if (in.is_const() && !g.params().contains(in.key)) g.params().put(in.key, in.value);
+  // constants reach the parameter store through the factory (OnnxNode::key_of, put)
   BuiltOp built = (*factory)(n);
   s.variables[out] = g.add_node(name, built.op, built.inputs);
 }

@@ -83,11 +83,12 @@ void register_concat(OpRegistry& r) {
                   " is outside a tensor of rank ", rank);
     BuiltOp out;
     std::vector<ConcatPart> parts;
-    for (const auto& in : n.inputs) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const NodeInput& in = n.inputs[i];
       TESSERA_CHECK(static_cast<int64_t>(in.shape.size()) == rank, ParseError, "Concat node '", n.name,
                     "': operands of rank ", rank, " and ", in.shape.size());
       if (in.is_const()) {
-        parts.push_back({in.shape[axis], in.key});
+        parts.push_back({in.shape[axis], n.key_of(i)});
       } else {
         parts.push_back({in.shape[axis], ""});
         out.inputs.push_back(in.node);

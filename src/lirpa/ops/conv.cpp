@@ -64,8 +64,8 @@ void register_conv(OpRegistry& r) {
                   n.name, "': only 2-D convolutions are supported");
     auto w = n.inputs[1].value;
     Window2d win = read_window(n, {w.size(2), w.size(3)});
-    std::string bias = n.inputs.size() >= 3 ? n.inputs[2].key : "";
-    return {std::make_shared<ConvOp>(n.inputs[1].key, bias, win, n.attr_int("group", 1), n.inputs[0].shape),
+    std::string bias = n.inputs.size() >= 3 ? n.key_of(2) : "";
+    return {std::make_shared<ConvOp>(n.key_of(1), bias, win, n.attr_int("group", 1), n.inputs[0].shape),
             {n.inputs[0].node}};
   });
 }

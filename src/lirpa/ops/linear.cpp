@@ -209,12 +209,12 @@ BuiltOp build_matmul(const OnnxNode& n) {
   if (n.inputs[1].is_const()) {
     TESSERA_CHECK(n.inputs[1].value.dim() == 2, Unsupported, "MatMul node '", n.name,
                   "': the constant must be a matrix");
-    return {std::make_shared<LinearOp>(n.inputs[1].key, ""), {n.inputs[0].node}};
+    return {std::make_shared<LinearOp>(n.key_of(1), ""), {n.inputs[0].node}};
   }
   TESSERA_CHECK(n.inputs[0].value.dim() == 2, Unsupported, "MatMul node '", n.name,
                 "': the constant must be a matrix");
   bool vector_input = n.inputs[1].shape.size() == 1;
-  return {make_matmul_left(n.inputs[0].key, vector_input), {n.inputs[1].node}};
+  return {make_matmul_left(n.key_of(0), vector_input), {n.inputs[1].node}};
 }
 
 }  // namespace

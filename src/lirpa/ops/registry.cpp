@@ -29,6 +29,13 @@ std::string OnnxNode::put(const std::string& suffix, const at::Tensor& value) co
   return key;
 }
 
+std::string OnnxNode::key_of(size_t i) const {
+  const NodeInput& in = inputs.at(i);
+  TESSERA_CHECK(in.is_const(), InvalidInput, "node '", name, "': input ", i, " is not a constant");
+  if (!params->contains(in.key)) params->put(in.key, in.value);
+  return in.key;
+}
+
 int OnnxNode::variable_count() const {
   int n = 0;
   for (const auto& in : inputs) n += in.is_const() ? 0 : 1;

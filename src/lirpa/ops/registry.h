@@ -53,6 +53,10 @@ struct OnnxNode {
   std::vector<int64_t> attr_ints(const std::string& a, std::vector<int64_t> def) const;
   /// Stores `value` under "<node name>/<suffix>" and returns the key.
   std::string put(const std::string& suffix, const at::Tensor& value) const;
+  /// The parameter key of constant input `i` as it is (an operator that reads it at run time):
+  /// stored on first use, so a constant that a factory only derives its own parameters from
+  /// (Gemm's transposed weight, an Add's shift) is not held twice.
+  std::string key_of(size_t i) const;
   /// Number of variable inputs.
   int variable_count() const;
 };
