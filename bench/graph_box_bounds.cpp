@@ -61,10 +61,8 @@ int main(int argc, char** argv) {
     // box b, dimension i: width (u - l) 2^-s, s uniform in 0..depth, at a uniform position
     at::Tensor width = (pc.upper - pc.lower) * at::pow(2.0, -at::randint(0, depth + 1, {boxes, n}, at::kDouble));
     at::Tensor xl = pc.lower + (pc.upper - pc.lower - width) * at::rand({boxes, n}, at::kDouble), xu = xl + width;
-    lpd::GraphDomains d = lpd::box_domains(relus, xl, xu, nullptr);
-    d.intersect_padding = true;
     auto t0 = std::chrono::steady_clock::now();
-    lpd::GraphBounded g = lpd::bound_graph_domains(graph, relus, d, c, rhs);
+    lpd::GraphBounded g = lpd::bound_box_domains(graph, relus, xl, xu, c, rhs);
     const double t = seconds_since(t0);
     at::Tensor score = std::get<0>(g.lb.max(1));
     std::printf(

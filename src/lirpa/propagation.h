@@ -57,11 +57,11 @@ NeededBounds positions_needing_bounds(const Graph& graph, const BoundOp& consume
 /// the padded rows, at most `max_groups`, each group at least `min_rows` domains.
 std::vector<at::Tensor> padding_groups(const at::Tensor& counts, int max_groups = 4, int64_t min_rows = 32);
 
-/// crown_rows at the positions `needed` of node p: `[D, k]` lower and upper bounds (zero
-/// where a domain needs no bound). Without slopes, records or shards, a batch whose padding
-/// (every domain carries the largest count k) is worth cutting is bounded in the groups of
-/// padding_groups, each over its own largest count: a domain's bounds
-/// do not depend on its batch, so only the work changes.
+/// crown_rows at the positions `needed` of node p: `[D, k]` lower and upper bounds (the
+/// padding positions too, or -inf / +inf where a domain's group did not bound them). Without
+/// slopes, records or shards, a batch whose padding (every domain carries the largest count
+/// k) is worth cutting is bounded in the groups of padding_groups, each over its own largest
+/// count: a domain's needed bounds do not depend on its batch, so only the work changes.
 Interval crown_needed_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
                            const NeededBounds& needed);
 

@@ -37,11 +37,9 @@ Boxes make_boxes(std::vector<int64_t> widths, uint64_t seed, int64_t boxes, doub
   return b;
 }
 
-/// The boxes bounded as bound_boxes bounds them (padding intersected), parent bounds optional.
+/// The boxes bounded as bound_boxes bounds them, parent bounds optional.
 GraphBounded bound(const Boxes& b, const at::Tensor& xl, const at::Tensor& xu, const LayerBounds* parent = nullptr) {
-  GraphDomains d = box_domains(b.relus, xl, xu, parent);
-  d.intersect_padding = true;
-  return bound_graph_domains(b.g, b.relus, d, b.c, b.rhs);
+  return bound_box_domains(b.g, b.relus, xl, xu, b.c, b.rhs, parent);
 }
 
 /// Samples box i of [xl, xu] (`samples` points and its two corners): every ReLU input inside

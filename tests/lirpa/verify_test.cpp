@@ -49,15 +49,14 @@ std::pair<double, double> grid_minimum(const Graph& g, int steps) {
   return {m, 2.0 / (steps - 1) / std::sqrt(2.0)};
 }
 
-// A Lipschitz bound of a ReLU MLP's outputs: the product of its layers' weight matrices'
-// Frobenius norms (>= their spectral norms; ReLU is 1-Lipschitz); `layers` of them.
+// A Lipschitz bound of a ReLU MLP's outputs: the product of its `layers` weight matrices'
+// Frobenius norms (>= their spectral norms; ReLU is 1-Lipschitz). The graph holds each
+// parameter once (ParametersAreHeldOnce), so its matrices are exactly the layers' weights.
 double frobenius_product(const Graph& g, int layers) {
   double lip = 1;
   int found = 0;
-  for (const std::string& key : g.params().keys()) {
-    const bool weight = key.size() > 7 && key.compare(key.size() - 7, 7, "/weight") == 0;  // the ops' own
-    if (weight && g.params().shape(key).size() == 2) lip *= g.params().get(key, at::kDouble).norm().item<double>(), ++found;
-  }
+  for (const std::string& key : g.params().keys())
+    if (g.params().shape(key).size() == 2) lip *= g.params().get(key, at::kDouble).norm().item<double>(), ++found;
   EXPECT_EQ(found, layers);
   return lip;
 }

@@ -15,6 +15,14 @@ GraphDomains box_domains(const std::vector<GraphRelu>& relus, const at::Tensor& 
   return d;
 }
 
+GraphBounded bound_box_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const at::Tensor& xl,
+                               const at::Tensor& xu, const at::Tensor& c, const at::Tensor& rhs,
+                               const LayerBounds* parent) {
+  GraphDomains d = box_domains(relus, xl, xu, parent);  // the parent's bounds as limits
+  d.intersect_padding = true;
+  return bound_graph_domains(graph, relus, d, c, rhs);
+}
+
 at::Tensor conjunction_lower_bound(const at::Tensor& lb, const at::Tensor& a, const at::Tensor& xl,
                                    const at::Tensor& xu, int iterations) {
   at::NoGradGuard no_grad;

@@ -19,6 +19,13 @@ namespace tessera::lirpa::detail {
 GraphDomains box_domains(const std::vector<GraphRelu>& relus, const at::Tensor& xl, const at::Tensor& xu,
                          const LayerBounds* layers);
 
+/// CROWN over the boxes [xl, xu] as input splitting bounds them: box_domains(relus, xl, xu,
+/// parent) in bound_graph_domains with the padding rows' CROWN bounds intersected too
+/// (GraphDomains::intersect_padding: tighter; a box's bounds then depend on its batch).
+GraphBounded bound_box_domains(const Graph& graph, const std::vector<GraphRelu>& relus, const at::Tensor& xl,
+                               const at::Tensor& xu, const at::Tensor& c, const at::Tensor& rhs,
+                               const LayerBounds* parent = nullptr);
+
 /// Lower bound over each box of max_k g_k from the rows' linear lower bounds
 /// g_k(x) >= a_k x + d_k of one pass (lb [B, K], a [B, K, n]: bound_graph_domains' lb or
 /// lb_recorded with its a_input): max over lambda in the simplex of min_x sum_k lambda_k (a_k x + d_k),

@@ -40,9 +40,7 @@ Bounded Bounded::select(const at::Tensor& idx) const {
 
 Bounded bound_boxes(const Graph& graph, const std::vector<GraphRelu>& relus, const at::Tensor& xl,
                     const at::Tensor& xu, const BabProblem& p, const LayerBounds* parent) {
-  GraphDomains d = box_domains(relus, xl, xu, parent);  // the parent's bounds as limits
-  d.intersect_padding = true;
-  GraphBounded g = bound_graph_domains(graph, relus, d, p.c, p.rhs);
+  GraphBounded g = bound_box_domains(graph, relus, xl, xu, p.c, p.rhs, parent);
   at::Tensor rows = std::get<0>(best_rows(g.lb));  // the best row drives the split choice
   // a box is verified when max_k g_k > margin on it: the rows' bounds combined
   return {conjunction_lower_bound(g.lb, g.a_input, xl, xu), rows, g.a_input,

@@ -17,15 +17,14 @@ namespace tessera::lirpa::detail {
 /// A batch of bounded boxes.
 struct Bounded {
   at::Tensor score, rows, a;  ///< [B] bound of the conjunction, [B] best row, [B, K, n] its rows on the input
-  LayerBounds layers;         ///< per ReLU node's input [B, n_j] (a chain's hidden layers)
+  LayerBounds layers;         ///< per ReLU node's input [B, n_j]
   Bounded select(const at::Tensor& idx) const;
 };
 
-/// Bounds the boxes [xl, xu] on the graph engine (bound_graph_domains, one domain per box:
+/// Bounds the boxes [xl, xu] on the graph engine (bound_box_domains: one domain per box,
 /// forward linear bounds, CROWN of each box's unstable ReLU inputs in groups of similar
-/// counts, the padding rows' bounds intersected too), inside the parent boxes' bounds of the
-/// ReLU inputs `parent` (may be null) taken as limits; a box's score is conjunction_lower_bound
-/// of its rows.
+/// counts), inside the parent boxes' bounds of the ReLU inputs `parent` (may be null) taken
+/// as limits; a box's score is conjunction_lower_bound of its rows.
 Bounded bound_boxes(const Graph& graph, const std::vector<GraphRelu>& relus, const at::Tensor& xl,
                     const at::Tensor& xu, const BabProblem& p, const LayerBounds* parent);
 

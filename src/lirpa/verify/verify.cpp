@@ -4,7 +4,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <optional>
 #include <vector>
 
 #include "lirpa/attack/pgd.h"
@@ -140,13 +139,15 @@ bool bab_outcome(Run& run, const detail::BabOutcome& out, const std::string& pha
 }
 
 // Input splitting on one pair (its boxes and hand-offs to ReLU splitting on the graph engine;
-// `forward`: the cheapest float64 forward pass for its counterexample checks); returns false
-// when the run must stop (sat or timeout).
+// `forward`: the float64 forward pass of its counterexample checks; `side` (may be null): the
+// escalating PGD between batches, as for ReLU splitting); returns false when the run must
+// stop (sat or timeout).
 bool run_input_bab(Run& run, const detail::BatchFn& forward, const PropertyCase& pc, const OutputConjunction& oc,
-                   SideAttack& side, bool& undecided) {
+                   SideAttack* side, bool& undecided) {
   run.bab_kind = "bab-input";
   detail::BabContext ctx{forward, run.options, run.clock, [&](const at::Tensor& x) { return run.confirm(x, "bab-input"); },
-                         run.progress, "bab-input", run.state_comm, [&] { return side(); }, run.graph};
+                         run.progress, "bab-input", run.state_comm, {}, run.graph};
+  if (side) ctx.side_attack = [side] { return (*side)(); };
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
                              oc.rhs.to(at::kDouble)};
   return bab_outcome(run, detail::input_split_bab(ctx, problem), ctx.phase, undecided);
@@ -183,7 +184,7 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     return run.result;
   };
   // Branch and bound runs on the graph engine for every network; the escalating PGD rounds
-  // beside ReLU splitting only where the forward pass is cheap (dense layers). The choices
+  // beside it only where the forward pass is cheap (dense layers). The choices
   // depend on the network alone, so every shard mode runs the same search.
   const BabOptions& bab = options.bab;
   const bool cheap = detail::dense_form_is_compact(graph);
@@ -220,8 +221,9 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
       const PropertyCase& pc = property.cases[c];
       const bool input = bab.split == SplitKind::Input ||
                          (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims);
-      bool go = input && has_relu ? run_input_bab(run, forward, pc, pc.disjuncts[d], side, undecided)
-                             : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], cheap ? &side : nullptr, undecided);
+      bool go = input && has_relu
+                    ? run_input_bab(run, forward, pc, pc.disjuncts[d], cheap ? &side : nullptr, undecided)
+                    : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], cheap ? &side : nullptr, undecided);
       if (!go) return finish();
     }
   }
