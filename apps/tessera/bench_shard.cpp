@@ -1,8 +1,7 @@
 // `tessera bench shard`: FSDP and tensor parallelism on wide random MLPs (n -> h x L -> 10,
 // n = --inputs, 784 by default, 3072 for CIFAR-sized inputs),
 // or with --cnn on random CNNs (3x32x32 -> L x (conv 3x3 stride 2, h channels, ReLU) -> 10).
-// For each width, depth, method and shard mode (none, fsdp, tp, tp-local: TP with zone-local
-// intermediate bounds), one JSON line with every rank's baseline bytes (network built,
+// For each width, depth, method and shard mode (none, fsdp, fsdp+state, tp), one JSON line with every rank's baseline bytes (network built,
 // before bounding) and peak bytes from the MemoryLedger, the seconds, and the largest bound
 // difference against the unsharded run of the same job (which is the single-process
 // computation: with --shard none every rank holds the whole network and computes alone).
@@ -24,7 +23,6 @@
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/mlp_builder.h"
 #include "tessera/lirpa/sharded_param_store.h"
-#include "tessera/lirpa/tensor_parallel.h"
 
 namespace tessera::app {
 namespace {
@@ -55,28 +53,22 @@ int64_t parameter_count(const BenchShardOptions& o, int64_t h, int depth) {
   return n + 10 * h * side * side + 10;
 }
 
-/// The network of one job as `mode` holds it: a graph (none, fsdp) or a TP chain.
-struct Network {
-  std::unique_ptr<lirpa::Graph> graph;
-  std::unique_ptr<lirpa::TpNetwork> tp;
-  lirpa::TpOptions tp_options;
-};
+/// The store of `mode`: sharded over the world's ranks (fsdp, fsdp+state, tp), else local.
+std::shared_ptr<lirpa::ParamStore> store_for(const std::string& mode) {
+  const lirpa::ShardMode shard = lirpa::parse_shard_mode(mode);
+  if (shard == lirpa::ShardMode::None || dist::world()->size() == 1) return std::make_shared<lirpa::LocalParamStore>();
+  return std::make_shared<lirpa::ShardedParamStore>(dist::world(), shard);
+}
 
-/// Every rank makes the same network (same seed); with fsdp or tp each keeps its blocks only.
-Network make_network(const BenchShardOptions& o, int64_t h, int depth, const std::string& mode) {
+/// Every rank makes the same network (same seed); sharded, each keeps its blocks only.
+lirpa::Graph make_network(const BenchShardOptions& o, int64_t h, int depth, const std::string& mode) {
   const int64_t seed = o.seed;
-  Network net;
-  if (o.cnn) {  // small weights: made whole, then cut (tp) or sharded (fsdp)
-    auto g = std::make_unique<lirpa::Graph>(lirpa::build_relu_cnn(
-        {3, 32, 32}, std::vector<int64_t>(depth, h), std::vector<int64_t>(depth, 2), 10, seed));
-    if (mode == "tp" || mode == "tp-local") {
-      net.tp = std::make_unique<lirpa::TpNetwork>(lirpa::tp_from_graph(*g, dist::world()));
-      net.tp_options.local_intermediate = mode == "tp-local";
-      return net;
-    }
-    if ((mode == "fsdp" || mode == "fsdp+state") && dist::world()->size() > 1) lirpa::shard_parameters(*g, dist::world());
-    net.graph = std::move(g);
-    return net;
+  if (o.cnn) {  // small weights: made whole, then sharded
+    lirpa::Graph g = lirpa::build_relu_cnn({3, 32, 32}, std::vector<int64_t>(depth, h),
+                                           std::vector<int64_t>(depth, 2), 10, seed);
+    const lirpa::ShardMode shard = lirpa::parse_shard_mode(mode);
+    if (shard != lirpa::ShardMode::None && dist::world()->size() > 1) lirpa::shard_parameters(g, dist::world(), shard);
+    return g;
   }
   std::vector<int64_t> sizes{o.inputs};
   for (int i = 0; i < depth; ++i) sizes.push_back(h);
@@ -87,18 +79,7 @@ Network make_network(const BenchShardOptions& o, int64_t h, int depth, const std
     return std::pair{at::normal(0.0, std::sqrt(2.0 / n_in), {n_out, n_in}, gen, at::kDouble),
                      at::normal(0.0, 0.1, {n_out}, gen, at::kDouble)};
   };
-  if (mode == "tp" || mode == "tp-local") {
-    net.tp = std::make_unique<lirpa::TpNetwork>(lirpa::tp_relu_mlp(sizes, layer, dist::world()));
-    net.tp_options.local_intermediate = mode == "tp-local";
-    return net;
-  }
-  std::shared_ptr<lirpa::ParamStore> store;
-  const lirpa::ShardMode shard = lirpa::parse_shard_mode(mode);
-  if (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState)
-    store = std::make_shared<lirpa::ShardedParamStore>(dist::world());
-  else store = std::make_shared<lirpa::LocalParamStore>();
-  net.graph = std::make_unique<lirpa::Graph>(lirpa::build_relu_mlp(sizes, layer, store));
-  return net;
+  return lirpa::build_relu_mlp(sizes, layer, store_for(mode));
 }
 
 std::vector<int64_t> per_rank(int64_t mine) { return app::per_rank(*dist::world(), mine); }
@@ -109,12 +90,11 @@ struct Run {
   double seconds = 0;
 };
 
-Run run_one(const Network& net, const at::Tensor& lo, const at::Tensor& hi, const lirpa::BoundOptions& opt) {
+Run run_one(const lirpa::Graph& net, const at::Tensor& lo, const at::Tensor& hi, const lirpa::BoundOptions& opt) {
   Run r;
   core::MemoryPhase phase("bounds");
   auto t0 = std::chrono::steady_clock::now();
-  r.bounds = net.tp ? lirpa::tp_compute_bounds(*net.tp, lo, hi, opt, {}, net.tp_options)
-                    : lirpa::compute_bounds(*net.graph, lo, hi, opt);
+  r.bounds = lirpa::compute_bounds(net, lo, hi, opt);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.memory = phase.finish();
   return r;
@@ -140,7 +120,7 @@ void bench_network(const BenchShardOptions& o, int64_t h, int depth) {
   for (const auto& m : o.modes)
     if (m != "none" || !o.reference) modes.push_back(m);
   for (const auto& mode : modes) {
-    Network net = make_network(o, h, depth, mode);
+    lirpa::Graph net = make_network(o, h, depth, mode);
     for (const auto& name : o.methods) {
       lirpa::BoundOptions opt;
       opt.method = lirpa::parse_method(name);
@@ -192,9 +172,8 @@ void add_bench_shard(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--depths", o->depths, "numbers of hidden layers")->delimiter(',');
   cmd->add_option("--methods", o->methods, "ibp, crown, alpha-crown")->delimiter(',');
   cmd->add_option("--modes", o->modes, "none, fsdp, fsdp+state (fsdp and the rows of each backward pass split), "
-                                       "tp, tp-local (TP with zone-local intermediate bounds); "
-                                       "none runs first as the reference unless --no-reference")
-      ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp", "tp-local"}));
+                                       "tp (tensor-parallel products); none runs first as the reference unless --no-reference")
+      ->delimiter(',')->check(CLI::IsMember({"none", "fsdp", "fsdp+state", "tp"}));
   cmd->add_flag("--cnn", o->cnn, "random CNNs 3x32x32 -> depth x (conv 3x3 stride 2 pad 1, width channels, "
                                  "ReLU) -> Flatten -> Linear 10 instead of MLPs");
   cmd->add_option("--inputs", o->inputs, "inputs of the MLPs (784; 3072 for CIFAR-sized)")->check(kPositive);

@@ -1,15 +1,15 @@
 // `tessera bounds MODEL PROPERTY --method ibp|crown|alpha-crown [--spec] [--json]
 // [--shard none|fsdp|tp]`: bounds of the raw outputs (or of the property's specification rows)
 // over each input box. Under mpirun every rank computes the same bounds; with `--shard fsdp`
-// each keeps 1/P of the weights; with `--shard tp` the Linear/Conv/ReLU chain is split into
-// column/row zones (Linear by neurons, Conv by channels; IBP, CROWN, alpha-CROWN). Rank 0 prints, with every rank's memory figures in --json.
+// each keeps 1/P of the weights, gathered on use; with `--shard tp` each multiplies by its
+// rows of every weight matrix (tensor parallelism). Rank 0 prints, with every rank's memory
+// figures in --json.
 
 #include <ATen/ATen.h>
 
 #include <chrono>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "allocator_tuning.h"
@@ -23,7 +23,6 @@
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
-#include "tessera/lirpa/tensor_parallel.h"
 #include "tessera/lirpa/vnnlib.h"
 
 namespace tessera::app {
@@ -39,16 +38,10 @@ int run_bounds(const BoundsOptions& o) {
   keep_freed_memory();
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
   auto comm = dist::world();
-  // one rank (no MPI, or P = 1): fsdp would only copy the weights, so it acts like none
-  const bool fsdp = comm->size() > 1 && (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState);
-  auto g = std::make_unique<lirpa::Graph>(load_model(o.model, fsdp ? comm : nullptr));
+  // one rank (no MPI, or P = 1): sharding would only copy the weights, so it acts like none
+  const lirpa::Graph g = load_model(o.model, comm, shard);
   lirpa::Property p = load_property(o.property, *comm);
-  lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
-  std::optional<lirpa::TpNetwork> tp;
-  if (shard == lirpa::ShardMode::Tp) {
-    tp.emplace(lirpa::tp_from_graph(*g, comm));  // this rank's blocks only
-    g.reset();                                  // the whole network is freed before bounding
-  }
+  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
   lirpa::BoundOptions opt;
   opt.method = lirpa::parse_method(o.method);
   opt.dtype = o.float32 ? at::kFloat : at::kDouble;
@@ -61,8 +54,7 @@ int run_bounds(const BoundsOptions& o) {
     at::Tensor spec = o.spec ? c.spec_matrix() : at::Tensor();
     core::MemoryPhase phase("bounds");  // baseline: model (or its shard) loaded, before bounding
     auto t0 = std::chrono::steady_clock::now();
-    lirpa::BoundsResult r = tp ? lirpa::tp_compute_bounds(*tp, c.lower, c.upper, opt, spec)
-                               : lirpa::compute_bounds(*g, c.lower, c.upper, opt, spec);
+    lirpa::BoundsResult r = lirpa::compute_bounds(g, c.lower, c.upper, opt, spec);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     core::PhaseRecord mem = phase.finish();
     all.push_back({{"method", lirpa::method_name(opt.method)}, {"lower", to_vector(r.lower)},
@@ -108,7 +100,7 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "
                                        "split across ranks) or tp (tensor "
-                                       "parallel Linear/Conv/ReLU zones; ibp, crown, alpha-crown)");
+                                       "parallelism: each rank multiplies by its rows of every weight matrix)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Loading the model of `bounds` and `verify`: an ONNX file straight into a sharded
-// parameter store when the run is FSDP-sharded (each rank keeps its blocks as the weights
-// are read), a `.nnet` file (small ACAS Xu networks) whole and then sharded; and the
+// parameter store when the run is sharded (FSDP or TP: each rank keeps its blocks as the
+// weights are read), a `.nnet` file (small ACAS Xu networks) whole and then sharded; and the
 // VNN-LIB property, whose warnings go to standard error.
 
 #include <iostream>
@@ -15,12 +15,20 @@
 
 namespace tessera::app {
 
-/// The network in `path` (`.nnet` or ONNX); with `comm` its parameters are FSDP-sharded.
-inline lirpa::Graph load_model(const std::string& path, const std::shared_ptr<dist::Communicator>& comm) {
+/// True when `mode` on `comm` splits the parameters (a sharded mode on more than one rank).
+inline bool splits_parameters(lirpa::ShardMode mode, const dist::Communicator& comm) {
+  return mode != lirpa::ShardMode::None && comm.size() > 1;
+}
+
+/// The network in `path` (`.nnet` or ONNX); its parameters sharded over `comm` as `mode`
+/// says when `splits_parameters(mode, *comm)`, else whole.
+inline lirpa::Graph load_model(const std::string& path, const std::shared_ptr<dist::Communicator>& comm,
+                               lirpa::ShardMode mode) {
+  const bool shard = comm && splits_parameters(mode, *comm);
   const bool nnet = path.size() > 5 && path.substr(path.size() - 5) == ".nnet";
-  if (!nnet) return lirpa::load_onnx(path, comm ? std::make_shared<lirpa::ShardedParamStore>(comm) : nullptr);
+  if (!nnet) return lirpa::load_onnx(path, shard ? std::make_shared<lirpa::ShardedParamStore>(comm, mode) : nullptr);
   lirpa::Graph g = lirpa::load_nnet(path);
-  if (comm) lirpa::shard_parameters(g, comm);
+  if (shard) lirpa::shard_parameters(g, comm, mode);
   return g;
 }
 

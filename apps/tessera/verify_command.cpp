@@ -4,9 +4,9 @@
 // error. Exit code 0 for every verdict. The timeout counts from the process start and is kept
 // within a second by a watchdog. Under mpirun with `--shard fsdp` every rank keeps 1/P of
 // the weights and does the same work; with `fsdp+state` ReLU-splitting branch and bound
-// also splits each batch of sub-domains across the ranks; with `tp` the Linear/Conv/ReLU chain
-// is split into column/row zones and every pass (attack, CROWN, ReLU-splitting branch and
-// bound) is a tensor-parallel one. Rank 0 answers.
+// also splits each batch of sub-domains across the ranks; with `tp` each rank keeps its rows
+// of every weight matrix and multiplies by them (tensor-parallel products, the same passes
+// otherwise). Rank 0 answers.
 
 #include <ATen/ATen.h>
 
@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <thread>
 
 #include "allocator_tuning.h"
@@ -31,7 +30,6 @@
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
-#include "tessera/lirpa/tensor_parallel.h"
 #include "tessera/lirpa/verify.h"
 #include "tessera/lirpa/vnnlib.h"
 
@@ -120,23 +118,17 @@ int run_verify(const VerifyCli& o) {
     if (!root) std::this_thread::sleep_for(std::chrono::seconds(kWatchdogAbortWait));
     comm->abort(0, "tessera verify: the watchdog ended every rank at the timeout");
   });
-  const bool sharded = (shard == lirpa::ShardMode::Fsdp || shard == lirpa::ShardMode::FsdpState) && comm->size() > 1;
+  const bool sharded = splits_parameters(shard, *comm);
   opt.shard_state = shard == lirpa::ShardMode::FsdpState;  // batches of sub-domains split across ranks
-  std::optional<lirpa::Graph> g = load_model(o.model, sharded ? comm : nullptr);
+  lirpa::Graph g = load_model(o.model, comm, shard);
   lirpa::Property p = load_property(o.property, *comm);
-  lirpa::check_property_sizes(p, g->input_size(), g->output_size(), "'" + o.property + "' on '" + o.model + "'");
-  std::optional<lirpa::TpNetwork> tp;
-  if (shard == lirpa::ShardMode::Tp) {
-    tp.emplace(lirpa::tp_from_graph(*g, comm));  // this rank's blocks only
-    g.reset();                                   // the whole model is released
-  }
+  lirpa::check_property_sizes(p, g.input_size(), g.output_size(), "'" + o.property + "' on '" + o.model + "'");
   lirpa::ProgressFn progress = [quiet = o.quiet || !root, visited](const lirpa::Progress& p) {
     visited->store(p.visited);
     if (!quiet) print_progress(p);
   };
   core::MemoryPhase phase("verify");  // baseline: the model (or its shard) loaded
-  lirpa::VerifyResult r = tp ? lirpa::tp_verify(*tp, p, opt, progress)
-                             : lirpa::verify(*g, p, opt, progress, sharded ? comm : nullptr);
+  lirpa::VerifyResult r = lirpa::verify(g, p, opt, progress, sharded ? comm : nullptr);
   core::PhaseRecord mem = phase.finish();
   std::vector<int64_t> baseline = per_rank(*comm, mem.baseline_bytes), peak = per_rank(*comm, mem.peak_bytes);
   watchdog.claim();
@@ -161,7 +153,7 @@ void add_verify_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use) or fsdp+state "
                                        "(also: ReLU branch and bound splits each batch of sub-domains across ranks) or tp "
-                                       "(tensor parallelism: weights split by neurons, every pass a TP one)");
+                                       "(tensor parallelism: each rank multiplies by its rows of every weight matrix)");
   cmd->add_option("--json", o->json, "also write the verdict, domain count and per-rank memory as JSON here");
   cmd->callback([o, &body] { body = [o] { return run_verify(*o); }; });
 }

@@ -1,7 +1,7 @@
 /// @file lirpa_bindings.cpp
 /// tessera._C.lirpa: networks (ONNX files or bytes, .nnet), bounds over an input box and
 /// complete verification of VNN-LIB properties. The Python-facing API is tessera.lirpa.
-/// With shard fsdp or fsdp+state under mpirun every call is collective (every rank makes
+/// With shard fsdp, fsdp+state or tp under mpirun every call is collective (every rank makes
 /// it with the same arguments and gets the same result).
 
 #include "torch_casts.h"  // first: it includes Python.h
@@ -25,27 +25,19 @@ namespace {
 
 using namespace tessera::lirpa;
 
-/// "none", "fsdp" or "fsdp+state" (tp is not offered from Python yet).
-ShardMode python_shard_mode(const std::string& name) {
-  ShardMode mode = parse_shard_mode(name);
-  TESSERA_CHECK(mode != ShardMode::Tp, Unsupported, "shard 'tp' is not available from Python yet; use none, fsdp or fsdp+state");
-  return mode;
-}
-
-/// A parameter store for `shard`: sharded over the world's ranks for fsdp modes with more
-/// than one rank, else the default (local).
+/// A parameter store for `shard` ("none", "fsdp", "fsdp+state" or "tp"): sharded over the
+/// world's ranks for a sharded mode with more than one rank, else the default (local).
 std::shared_ptr<ParamStore> store_for(const std::string& shard) {
-  ShardMode mode = python_shard_mode(shard);
+  ShardMode mode = parse_shard_mode(shard);
   auto comm = dist::world();
-  if ((mode == ShardMode::Fsdp || mode == ShardMode::FsdpState) && comm->size() > 1)
-    return std::make_shared<ShardedParamStore>(comm);
+  if (mode != ShardMode::None && comm->size() > 1) return std::make_shared<ShardedParamStore>(comm, mode);
   return nullptr;
 }
 
 Graph load_model_file(const std::string& path, const std::string& shard) {
   const bool nnet = path.size() > 5 && path.substr(path.size() - 5) == ".nnet";
   if (nnet) {
-    TESSERA_CHECK(python_shard_mode(shard) == ShardMode::None, Unsupported,
+    TESSERA_CHECK(parse_shard_mode(shard) == ShardMode::None, Unsupported,
                   "shard '", shard, "' needs an ONNX model, got '", path, "'");
     return load_nnet(path);
   }
@@ -57,7 +49,7 @@ Graph load_model_file(const std::string& path, const std::string& shard) {
 void bind_lirpa(py::module_& m) {
   py::class_<Graph>(m, "Graph", "C++ tessera::lirpa::Graph: a network of bound operators.")
       .def_static("load", &load_model_file, py::arg("path"), py::arg("shard") = "none",
-                  "Loads an ONNX (or .nnet) file; shard fsdp / fsdp+state: weights split over the ranks.")
+                  "Loads an ONNX (or .nnet) file; shard fsdp / fsdp+state / tp: weights split over the ranks.")
       .def_static(
           "load_onnx_bytes",
           [](const py::bytes& bytes, const std::string& source, const std::string& shard) {
@@ -87,7 +79,7 @@ void bind_lirpa(py::module_& m) {
         BoundOptions o;
         o.intersect_ibp = intersect_ibp;
         o.alpha.intermediate = alpha_intermediate && !alpha_final;  // either one: the final rows only
-        if (python_shard_mode(shard) == ShardMode::FsdpState) o.shard_rows = dist::world();
+        if (parse_shard_mode(shard) == ShardMode::FsdpState) o.shard_rows = dist::world();
         o.method = parse_method(method);
         o.dtype = scalar_type_from(dtype, at::kDouble);
         if (alpha_iterations >= 0) o.alpha.iterations = alpha_iterations;
@@ -107,7 +99,7 @@ void bind_lirpa(py::module_& m) {
       [](const Graph& g, const std::string& property_path, double timeout, const std::string& config_yaml,
          const std::string& source, const std::string& shard) {
         VerifyOptions o = config_yaml.empty() ? VerifyOptions{} : parse_verify_config(config_yaml, source);
-        const ShardMode mode = python_shard_mode(shard);
+        const ShardMode mode = parse_shard_mode(shard);
         auto comm = dist::world();
         const bool sharded = mode != ShardMode::None && comm->size() > 1;
         o.shard_state = mode == ShardMode::FsdpState;

@@ -55,9 +55,11 @@ class BoundedModel:
         :class:`tessera.ParseError`.
 
         ``shard`` (under ``mpirun``): ``"none"``; ``"fsdp"``, each rank keeps 1/P of the
-        weights; ``"fsdp+state"``, also the rows of every CROWN backward pass and the
-        branch-and-bound batches are split over the ranks. Every rank then makes the same
-        calls and gets the same results."""
+        weights, gathered on use; ``"fsdp+state"``, also the rows of every CROWN backward
+        pass and the branch-and-bound batches are split over the ranks; ``"tp"`` (tensor
+        parallelism), each rank keeps its rows of every weight matrix and multiplies by
+        them, so weights never move (bounds equal one process's up to rounding). Every rank
+        then makes the same calls and gets the same results."""
         path = os.fspath(path)
         return cls(_lirpa.Graph.load(path, shard), path, shard)
 
@@ -181,7 +183,7 @@ def verify(model: Union[str, os.PathLike, BoundedModel], vnnlib: Union[str, os.P
         timeout: seconds for the whole run (default: the config's, else 300).
         config: a YAML configuration file (as ``tessera verify --config``) or a dict of the
             same keys; unknown keys raise :class:`tessera.InvalidInput`.
-        shard: under ``mpirun``, ``"fsdp"`` or ``"fsdp+state"`` (see
+        shard: under ``mpirun``, ``"fsdp"``, ``"fsdp+state"`` or ``"tp"`` (see
             :meth:`BoundedModel.from_onnx`); default: the model's, else ``"none"``. Every
             rank calls verify with the same arguments and gets the same result.
     """

@@ -49,6 +49,52 @@ at::Tensor ParamStore::get_rows(const std::string& key, at::ScalarType dtype, in
   return get(key, dtype).narrow(0, r0, n).contiguous();
 }
 
+// y_i = x_i W one block J of W's columns at a time: y[..., J] = x W[:, J]. Each block is a
+// separate product with an unchanged sum over k, so a sharded store only ever gathers one
+// block, once for all operands.
+std::vector<at::Tensor> ParamStore::times(const std::string& key, at::ScalarType dtype,
+                                          const std::vector<WeightOperand>& operands) const {
+  const std::vector<int64_t> w_shape = shape(key);  // [k, n]
+  TESSERA_CHECK(w_shape.size() == 2, InvalidInput, "parameter '", key, "' is not a matrix");
+  const int64_t width = weight_block_width(w_shape[1], w_shape[0] * at::elementSize(dtype));
+  std::vector<at::Tensor> ys;
+  if (width >= w_shape[1]) {
+    at::Tensor w = get(key, dtype);
+    for (const WeightOperand& o : operands) ys.push_back(at::matmul(o.x, o.absolute ? w.abs() : w));
+    return ys;
+  }
+  for (const WeightOperand& o : operands) {
+    std::vector<int64_t> out_shape = o.x.sizes().vec();
+    out_shape.back() = w_shape[1];
+    ys.push_back(at::empty(out_shape, o.x.options()));
+  }
+  for (int64_t c0 = 0; c0 < w_shape[1]; c0 += width) {
+    const int64_t n = std::min(width, w_shape[1] - c0);
+    at::Tensor w = get_columns(key, dtype, c0, n);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const WeightOperand& o = operands[i];
+      ys[i].narrow(-1, c0, n).copy_(at::matmul(o.x, o.absolute ? w.abs() : w));  // y_J = x W_J
+    }
+  }
+  return ys;
+}
+
+// A_x = A W^T one block I of W's rows at a time: A_x[..., I] = A W[I, :]^T.
+at::Tensor ParamStore::times_transposed(const std::string& key, at::ScalarType dtype, const at::Tensor& a) const {
+  const std::vector<int64_t> w_shape = shape(key);  // [k, n]
+  TESSERA_CHECK(w_shape.size() == 2, InvalidInput, "parameter '", key, "' is not a matrix");
+  const int64_t width = weight_block_width(w_shape[0], w_shape[1] * at::elementSize(dtype));
+  if (width >= w_shape[0]) return at::matmul(a, get(key, dtype).t());
+  std::vector<int64_t> out_shape = a.sizes().vec();
+  out_shape.back() = w_shape[0];
+  at::Tensor ax = at::empty(out_shape, a.options());
+  for (int64_t r0 = 0; r0 < w_shape[0]; r0 += width) {
+    const int64_t n = std::min(width, w_shape[0] - r0);
+    ax.narrow(-1, r0, n).copy_(at::matmul(a, get_rows(key, dtype, r0, n).t()));  // A_x,I = A W_I^T
+  }
+  return ax;
+}
+
 bool LocalParamStore::contains(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return values_.count(key) > 0;

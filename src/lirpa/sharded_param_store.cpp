@@ -1,4 +1,5 @@
-// ShardedParamStore: 1/P of every parameter per rank, gathered whole on each use.
+// ShardedParamStore: 1/P of every parameter per rank, gathered on each use (FSDP) or
+// multiplied in place (tensor parallelism).
 
 #include "tessera/lirpa/sharded_param_store.h"
 
@@ -37,8 +38,10 @@ std::string shard_mode_name(ShardMode mode) {
   return "none";
 }
 
-ShardedParamStore::ShardedParamStore(std::shared_ptr<dist::Communicator> comm) : comm_(std::move(comm)) {
+ShardedParamStore::ShardedParamStore(std::shared_ptr<dist::Communicator> comm, ShardMode mode)
+    : comm_(std::move(comm)), tensor_parallel_(mode == ShardMode::Tp) {
   TESSERA_CHECK(comm_ != nullptr, InvalidInput, "ShardedParamStore needs a communicator");
+  TESSERA_CHECK(mode != ShardMode::None, InvalidInput, "ShardedParamStore needs a sharded mode, not 'none'");
 }
 
 std::vector<int64_t> ShardedParamStore::block_counts(int64_t rows, int parts) {
@@ -136,23 +139,104 @@ at::Tensor ShardedParamStore::get_rows(const std::string& key, at::ScalarType dt
   return comm_->all_gather(mine.contiguous(), counts).to(dtype).contiguous();
 }
 
+bool ShardedParamStore::multiplied_here(const Entry& e) const {
+  return tensor_parallel_ && !e.replicated && e.shape.size() == 2;
+}
+
+int64_t ShardedParamStore::own_first_row(const Entry& e) const {
+  int64_t first = 0;
+  for (int r = 0; r < comm_->rank(); ++r) first += e.counts[r];
+  return first;
+}
+
+at::Tensor ShardedParamStore::own_rows(const std::string& key, const Entry& e, at::ScalarType dtype) const {
+  if (e.block.scalar_type() == dtype) return e.block;
+  std::lock_guard<std::mutex> lock(mutex_);
+  at::Tensor& converted = own_converted_[{key, static_cast<int>(dtype)}];
+  if (!converted.defined()) converted = e.block.to(dtype).contiguous();
+  return converted;
+}
+
+std::vector<at::Tensor> ShardedParamStore::times(const std::string& key, at::ScalarType dtype,
+                                                 const std::vector<WeightOperand>& operands) const {
+  const Entry& e = entry(key);
+  if (!multiplied_here(e)) return ParamStore::times(key, dtype, operands);
+  const int64_t n = e.shape[1], first = own_first_row(e), mine = e.counts[comm_->rank()];
+  at::Tensor w = own_rows(key, e, dtype);  // W[I_r, :]
+  // |W[I_r, :]| one block of columns at a time, as the gathered products do (never a whole copy)
+  const int64_t width = weight_block_width(n, std::max<int64_t>(mine, 1) * at::elementSize(dtype));
+  std::vector<at::Tensor> partial;  // x[.., I_r] W[I_r, :] (or |W|), flattened to [M_i, n]
+  std::vector<int64_t> rows;
+  for (const WeightOperand& o : operands) {
+    TESSERA_CHECK(o.x.size(-1) == e.shape[0], DimensionMismatch, "product with '", key, "': operand has ",
+                  o.x.size(-1), " columns, the weight ", e.shape[0], " rows");
+    const int64_t x_rows = e.shape[0] == 0 ? 0 : o.x.numel() / e.shape[0];
+    at::Tensor x = o.x.narrow(-1, first, mine).reshape({x_rows, mine});
+    if (!o.absolute) {
+      partial.push_back(at::matmul(x, w));
+    } else {
+      partial.push_back(at::empty({x.size(0), n}, x.options()));
+      for (int64_t c0 = 0; c0 < n; c0 += width) {
+        const int64_t cn = std::min(width, n - c0);
+        partial.back().narrow(1, c0, cn).copy_(at::matmul(x, w.narrow(1, c0, cn).abs()));  // x |W[I_r, J]|
+      }
+    }
+    rows.push_back(partial.back().size(0));
+  }
+  at::Tensor stacked = at::cat(partial).contiguous();  // [M, n]
+  const int64_t m = stacked.size(0);
+  at::Tensor every = comm_->all_gather(stacked, std::vector<int64_t>(comm_->size(), m));  // [P M, n]
+  at::Tensor sum = every.narrow(0, 0, m).clone();
+  for (int r = 1; r < comm_->size(); ++r) sum.add_(every.narrow(0, r * m, m));  // sum_r, in rank order everywhere
+  std::vector<at::Tensor> ys;
+  int64_t start = 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    std::vector<int64_t> out_shape = operands[i].x.sizes().vec();
+    out_shape.back() = n;
+    ys.push_back(sum.narrow(0, start, rows[i]).view(out_shape));
+    start += rows[i];
+  }
+  return ys;
+}
+
+at::Tensor ShardedParamStore::times_transposed(const std::string& key, at::ScalarType dtype,
+                                               const at::Tensor& a) const {
+  const Entry& e = entry(key);
+  if (!multiplied_here(e)) return ParamStore::times_transposed(key, dtype, a);
+  TESSERA_CHECK(a.size(-1) == e.shape[1], DimensionMismatch, "transposed product with '", key, "': operand has ",
+                a.size(-1), " columns, the weight ", e.shape[1]);
+  at::Tensor w = own_rows(key, e, dtype);                                 // W[I_r, :]
+  at::Tensor mine = at::matmul(w, a.reshape({-1, e.shape[1]}).t()).contiguous();  // (A W[I_r, :]^T)^T [k_r, M]
+  at::Tensor every = comm_->all_gather(mine, e.counts).t();              // A W^T [M, k], a transposed view
+  if (a.dim() == 2) return every;  // no copy of the result
+  std::vector<int64_t> out_shape = a.sizes().vec();
+  out_shape.back() = e.shape[0];
+  return every.reshape(out_shape);
+}
+
 void ShardedParamStore::put(const std::string& key, at::Tensor value) {
   Entry e;
   e.shape = value.sizes().vec();
-  at::Tensor whole = value.contiguous();
-  if (!movable(value.scalar_type())) {
+  if (!movable(value.scalar_type()) || (tensor_parallel_ && value.dim() <= 1)) {  // TP keeps vectors whole
     e.replicated = true;
-    e.block = whole;
+    e.block = value.contiguous();
   } else {
-    at::Tensor rows = value.dim() == 0 ? whole.reshape({1, 1}) : whole.reshape({value.size(0), -1});
-    e.counts = block_counts(rows.size(0), comm_->size());
+    const int64_t rows = value.dim() == 0 ? 1 : value.size(0);
+    const int64_t rest = rows == 0 ? 0 : value.numel() / rows;
+    e.counts = block_counts(rows, comm_->size());
     int64_t start = 0;
     for (int r = 0; r < comm_->rank(); ++r) start += e.counts[r];
-    e.block = rows.narrow(0, start, e.counts[comm_->rank()]).clone();  // own copy: the whole may be freed
+    const int64_t mine = e.counts[comm_->rank()];
+    at::Tensor own = value.dim() == 0 ? value.reshape({1}) : value.narrow(0, start, mine);
+    // an own contiguous copy of this rank's rows only: the whole (maybe a transposed view)
+    // is never copied whole, and may be freed
+    e.block = own.clone(at::MemoryFormat::Contiguous).view({mine, rest});
   }
   std::lock_guard<std::mutex> lock(mutex_);
   values_[key] = std::move(e);
   for (auto it = alive_.begin(); it != alive_.end();) it = it->first.first == key ? alive_.erase(it) : std::next(it);
+  for (auto it = own_converted_.begin(); it != own_converted_.end();)
+    it = it->first.first == key ? own_converted_.erase(it) : std::next(it);
 }
 
 std::vector<std::string> ShardedParamStore::keys() const {
@@ -180,8 +264,9 @@ int64_t ShardedParamStore::full_bytes() const {
   return n;
 }
 
-std::shared_ptr<ShardedParamStore> shard_parameters(Graph& graph, std::shared_ptr<dist::Communicator> comm) {
-  auto store = std::make_shared<ShardedParamStore>(std::move(comm));
+std::shared_ptr<ShardedParamStore> shard_parameters(Graph& graph, std::shared_ptr<dist::Communicator> comm,
+                                                    ShardMode mode) {
+  auto store = std::make_shared<ShardedParamStore>(std::move(comm), mode);
   ParamStore& old = graph.params();
   for (const auto& key : old.keys()) store->put(key, old.get_raw(key));
   graph.set_params(store);

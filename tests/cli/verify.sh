@@ -5,7 +5,6 @@
 #   unsat_results_file          unsat on stdout and in the --results file
 #   malformed_property_exit2    a file that is not VNN-LIB: an error naming file:line, exit 2
 #   bad_config_exit2            an unknown key in --config: an error naming it, exit 2
-#   tp_unsupported_exit2        a network --shard tp cannot split: a clear error, exit 2
 #   timeout_results_file        --timeout 2 on a hard instance: `timeout`, exit 0, results file
 case_name=$1
 tessera=$2
@@ -21,9 +20,6 @@ case $case_name in
     echo 'bab: {batch: 3}' > "$work/bad.yaml"
     "$tessera" verify "$vnncomp/test/test_sat.onnx" "$vnncomp/test/test_prop.vnnlib" \
       --config "$work/bad.yaml" 2>&1; echo rc=$? ;;
-  tp_unsupported_exit2)
-    "$tessera" verify "$vnncomp/test/test_nano.onnx" "$vnncomp/test/test_nano.vnnlib" --shard tp 2>&1
-    echo rc=$? ;;
   timeout_results_file)
     "$tessera" verify "$vnncomp/acasxu/ACASXU_run2a_3_3_batch_2000.onnx" "$vnncomp/acasxu/prop_9.vnnlib" \
       --timeout 2 --quiet --results "$work/verify_timeout.txt"

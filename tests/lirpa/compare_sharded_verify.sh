@@ -3,8 +3,9 @@
 # Runs `tessera verify` with `bab.force_synchronous` in one process and under MPIRUN at 2
 # ranks with `--shard MODE` (default fsdp); passes when the verdict, the method that decided it and the
 # number of sub-domains are the same, and each rank's baseline is below the single
-# process's. With tp (a different search: TP CROWN branch and bound, one domain at a time)
-# only the verdict must be the same. One thread everywhere.
+# process's. With tp (the same search, but its products sum in another order, so a bound may
+# differ in its last bits and the search take another path) the verdict and the method must
+# be the same. One thread everywhere.
 set -euo pipefail
 mode=fsdp
 case "$1" in fsdp|fsdp+state|tp) mode=$1; shift ;; esac
@@ -22,7 +23,7 @@ import json, sys
 d, mode = sys.argv[1], sys.argv[2]
 a, b = (json.load(open(f"{d}/{n}.json")) for n in ("one", "two"))
 last = lambda n: open(f"{d}/{n}.out").read().split()[-1]
-for k in ("verdict",) if mode == "tp" else ("verdict", "decided_by", "domains_visited"):
+for k in ("verdict", "decided_by") if mode == "tp" else ("verdict", "decided_by", "domains_visited"):
     assert a[k] == b[k], f"{k} differs: {a[k]} vs {b[k]}"
 assert last("one") == last("two") == a["verdict"], "the last line of stdout is not the verdict"
 assert b["shard"] == mode and b["ranks"] == 2 and len(b["baseline_bytes"]) == 2, b

@@ -12,6 +12,11 @@
 /// shapes and this setting, never on the store, so the same BLAS calls run on the same
 /// values whether the weight is whole or sharded.
 ///
+/// A Linear operator asks the store for its products with a weight (`times`,
+/// `times_transposed`) rather than for the weight: the default fetches the blocks above; a
+/// tensor-parallel store (sharded_param_store.h) multiplies by its own block and
+/// communicates the partial products instead of the weight.
+///
 /// @code
 ///   auto store = std::make_shared<tessera::lirpa::LocalParamStore>();
 ///   store->put("fc1.weight", w);
@@ -26,6 +31,12 @@
 #include <vector>
 
 namespace tessera::lirpa {
+
+/// One operand of a product with a weight matrix W: x W, or x |W| when `absolute`.
+struct WeightOperand {
+  at::Tensor x;
+  bool absolute = false;
+};
 
 /// Abstract access to named constant tensors (weights, biases, folded constants).
 class ParamStore {
@@ -47,6 +58,16 @@ class ParamStore {
   virtual at::Tensor get_columns(const std::string& key, at::ScalarType dtype, int64_t c0, int64_t n) const;
   /// Rows [r0, r0 + n) of the matrix under `key`, contiguous, in `dtype`.
   virtual at::Tensor get_rows(const std::string& key, at::ScalarType dtype, int64_t r0, int64_t n) const;
+  /// y_i = x_i W (or x_i |W|) for the matrix W [k, n] under `key` and each operand x_i
+  /// [..., k], in `dtype`. Default: one block of W's columns at a time (y[..., J] = x W[:, J],
+  /// each block fetched once for all operands).
+  virtual std::vector<at::Tensor> times(const std::string& key, at::ScalarType dtype,
+                                        const std::vector<WeightOperand>& operands) const;
+  /// A W^T for A [..., n] (the backward of `times`). Default: one block of W's rows at a time.
+  virtual at::Tensor times_transposed(const std::string& key, at::ScalarType dtype, const at::Tensor& a) const;
+  /// True when `times` and `times_transposed` are collectives that autograd cannot see
+  /// through (tensor parallelism): a differentiable product must record its own backward.
+  virtual bool collective_products() const { return false; }
 };
 
 /// Bytes of one block of a weight matrix used blockwise (default 2 MiB; process-wide).

@@ -22,7 +22,7 @@ Graph build_relu_mlp(const std::vector<int64_t>& sizes, const MlpLayerFn& layer,
                   DimensionMismatch, "layer ", k, ": expected W [", sizes[k + 1], ", ", sizes[k], "] and b [",
                   sizes[k + 1], "]");
     std::string key = "layer" + std::to_string(k);
-    store->put(key + "/weight", w.t().contiguous());  // y = x W^T + b
+    store->put(key + "/weight", w.t());  // y = x W^T + b (a sharded store copies only its rows)
     store->put(key + "/bias", b.reshape({-1}).contiguous());
     w = at::Tensor();  // the whole layer is released before the next one is made
     cur = g.add_node(key, detail::make_linear(key + "/weight", key + "/bias"), {cur});

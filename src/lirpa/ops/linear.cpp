@@ -1,6 +1,7 @@
 // Linear: y = x W + b with a constant W [k, n] (ONNX Gemm, and MatMul with a constant on
-// the right). MatMul with the constant on the left is matmul_left.cpp. Large weights are
-// used in blocks of columns (forward, IBP) or rows (backward), see param_store.h.
+// the right). MatMul with the constant on the left is matmul_left.cpp. The products with W
+// are the store's (param_store.h): in blocks of columns (forward, IBP) or rows (backward),
+// or tensor-parallel.
 
 #include <ATen/ATen.h>
 
@@ -24,12 +25,6 @@ using torch::autograd::variable_list;
 /// True when `t` takes part in a differentiable computation (alpha-CROWN's slopes, PGD).
 bool on_tape(const at::Tensor& t) { return at::GradMode::is_enabled() && t.requires_grad(); }
 
-/// One operand of a product with W: y = x W, or y = x |W| when `absolute`.
-struct Operand {
-  at::Tensor x;
-  bool absolute;
-};
-
 int64_t column_block_width(const OpEnv& env, const std::vector<int64_t>& shape) {
   return weight_block_width(shape[1], shape[0] * at::elementSize(env.dtype));
 }
@@ -38,52 +33,9 @@ int64_t row_block_width(const OpEnv& env, const std::vector<int64_t>& shape) {
   return weight_block_width(shape[0], shape[1] * at::elementSize(env.dtype));
 }
 
-/// y_i = x_i W (or x_i |W|) for every operand, one block of W's columns at a time:
-/// y[..., J] = x W[:, J]. Each block is a separate product with an unchanged sum over k,
-/// so a sharded store only ever gathers one block, once for all operands.
-std::vector<at::Tensor> times_column_blocks(const OpEnv& env, const std::string& key,
-                                            const std::vector<Operand>& operands) {
-  const std::vector<int64_t> shape = env.params.shape(key);  // [k, n]
-  const int64_t width = column_block_width(env, shape);
-  std::vector<at::Tensor> ys;
-  if (width >= shape[1]) {
-    at::Tensor w = env.params.get(key, env.dtype);
-    for (const Operand& o : operands) ys.push_back(at::matmul(o.x, o.absolute ? w.abs() : w));
-    return ys;
-  }
-  for (const Operand& o : operands) {
-    std::vector<int64_t> out_shape = o.x.sizes().vec();
-    out_shape.back() = shape[1];
-    ys.push_back(at::empty(out_shape, o.x.options()));
-  }
-  for (int64_t c0 = 0; c0 < shape[1]; c0 += width) {
-    const int64_t n = std::min(width, shape[1] - c0);
-    at::Tensor w = env.params.get_columns(key, env.dtype, c0, n);
-    for (size_t i = 0; i < operands.size(); ++i) {
-      const Operand& o = operands[i];
-      ys[i].narrow(-1, c0, n).copy_(at::matmul(o.x, o.absolute ? w.abs() : w));  // y_J = x W_J
-    }
-  }
-  return ys;
-}
-
-/// A_x = A_y W^T one block of W's rows at a time: A_x[..., I] = A_y W[I, :]^T.
-at::Tensor times_row_blocks_transposed(const OpEnv& env, const std::string& key, const at::Tensor& a) {
-  const std::vector<int64_t> shape = env.params.shape(key);  // [k, n]
-  const int64_t width = row_block_width(env, shape);
-  if (width >= shape[0]) return at::matmul(a, env.params.get(key, env.dtype).t());
-  std::vector<int64_t> out_shape = a.sizes().vec();
-  out_shape.back() = shape[0];
-  at::Tensor ax = at::empty(out_shape, a.options());
-  for (int64_t r0 = 0; r0 < shape[0]; r0 += width) {
-    const int64_t n = std::min(width, shape[0] - r0);
-    ax.narrow(-1, r0, n).copy_(at::matmul(a, env.params.get_rows(key, env.dtype, r0, n).t()));  // A_x,I = A_y W_I^T
-  }
-  return ax;
-}
-
-/// Backward of a blocked product with W: the weight is fetched again, block by block, as
-/// FSDP gathers a layer again in its backward pass, so the tape keeps no weight.
+/// Backward of a blocked or tensor-parallel product with W: the store multiplies again
+/// (FSDP gathers the layer again block by block; TP multiplies by its own block and
+/// communicates), so the tape keeps no weight.
 /// Of y = x W: dL/dx = (dL/dy) W^T; of y = x W^T: dL/dx = (dL/dy) W.
 class WeightProductBackward final : public Node {
  public:
@@ -94,9 +46,8 @@ class WeightProductBackward final : public Node {
   variable_list apply(variable_list&& grads) override {
     // every rank joins the gathers, also when its loss did not reach this product
     at::Tensor g = grads[0].defined() ? grads[0] : at::zeros(shape_, options_);
-    const OpEnv env{*store_, dtype_};
-    if (transposed_) return {times_column_blocks(env, key_, {{g, false}})[0]};
-    return {times_row_blocks_transposed(env, key_, g)};
+    if (transposed_) return {store_->times(key_, dtype_, {{g, false}})[0]};
+    return {store_->times_transposed(key_, dtype_, g)};
   }
 
   std::vector<int64_t> shape_;
@@ -109,19 +60,19 @@ class WeightProductBackward final : public Node {
   bool transposed_;
 };
 
-/// y = x W (or x W^T when `transposed`) in blocks; on alpha-CROWN's or PGD's tape the
-/// product is recorded with a backward that gathers the blocks again. A weight that fits
-/// one block is used whole, and autograd keeps it as usual.
+/// y = x W (or x W^T when `transposed`) by the store; on alpha-CROWN's or PGD's tape a
+/// blocked or collective product is recorded with a backward that asks the store again. A
+/// weight that fits one block of a local store is used whole, and autograd keeps it as usual.
 at::Tensor weight_product(const OpEnv& env, const std::string& key, const at::Tensor& x, bool transposed) {
   const std::vector<int64_t> shape = env.params.shape(key);
-  const bool one_block = transposed ? row_block_width(env, shape) >= shape[0]
-                                    : column_block_width(env, shape) >= shape[1];
-  const bool tape = on_tape(x);
-  if (one_block || !tape) {
-    return transposed ? times_row_blocks_transposed(env, key, x) : times_column_blocks(env, key, {{x, false}})[0];
-  }
-  at::Tensor y = transposed ? times_row_blocks_transposed(env, key, x.detach())
-                            : times_column_blocks(env, key, {{x.detach(), false}})[0];
+  const bool one_block = !env.params.collective_products() &&
+                         (transposed ? row_block_width(env, shape) >= shape[0]
+                                     : column_block_width(env, shape) >= shape[1]);
+  auto product = [&](const at::Tensor& v) {
+    return transposed ? env.params.times_transposed(key, env.dtype, v) : env.params.times(key, env.dtype, {{v, false}})[0];
+  };
+  if (one_block || !on_tape(x)) return product(x);
+  at::Tensor y = product(x.detach());
   std::shared_ptr<WeightProductBackward> node(new WeightProductBackward(&env.params, key, env.dtype, transposed),
                                               torch::autograd::deleteNode);
   node->shape_ = y.sizes().vec();
@@ -151,7 +102,7 @@ class LinearOp final : public BoundOp {
       at::Tensor w = env.params.get(w_, env.dtype);
       yc = at::matmul(c, w), yr = at::matmul(r, w.abs());
     } else {
-      auto y = times_column_blocks(env, w_, {{c, false}, {r, true}});
+      auto y = env.params.times(w_, env.dtype, {{c, false}, {r, true}});
       yc = y[0], yr = y[1];
     }
     if (!b_.empty()) yc = yc + env.params.get(b_, env.dtype);
@@ -164,7 +115,7 @@ class LinearOp final : public BoundOp {
   std::optional<LinearForms> forward_forms(const OpEnv& env, const std::vector<LinearForms>& x,
                                            const std::vector<Interval>&) const override {
     at::Tensor mid = (x[0].lower + x[0].upper) / 2, half = (x[0].upper - x[0].lower) / 2;
-    auto y = times_column_blocks(env, w_, {{mid, false}, {half, true}});  // M W, H |W|
+    auto y = env.params.times(w_, env.dtype, {{mid, false}, {half, true}});  // M W, H |W|
     LinearForms out{y[0] - y[1], y[0] + y[1]};
     if (!b_.empty()) {
       at::Tensor b = env.params.get(b_, env.dtype);

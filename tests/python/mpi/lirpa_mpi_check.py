@@ -28,7 +28,7 @@ def module():
                                torch.nn.Linear(30, 4))
 
 
-@pytest.mark.parametrize("shard", ["fsdp", "fsdp+state"])
+@pytest.mark.parametrize("shard", ["fsdp", "fsdp+state", "tp"])
 @pytest.mark.parametrize("method", ["ibp", "crown", "alpha-crown"])
 def test_sharded_bounds_equal_one_process(shard, method):
     net = module()
@@ -44,16 +44,15 @@ def test_sharded_bounds_equal_one_process(shard, method):
     assert all(l == all_lo[0] for l in all_lo)
 
 
-def test_sharded_verify_same_verdict():
+@pytest.mark.parametrize("shard", ["fsdp", "tp"])
+def test_sharded_verify_same_verdict(shard):
     test = DATA / "vnncomp2021" / "test"
     for onnx, verdict in (("test_sat.onnx", "sat"), ("test_unsat.onnx", "unsat")):
-        r = lirpa.verify(test / onnx, test / "test_prop.vnnlib", timeout=60, shard="fsdp")
+        r = lirpa.verify(test / onnx, test / "test_prop.vnnlib", timeout=60, shard=shard)
         assert r.verdict == verdict
         assert len(set(COMM.allgather(r.verdict))) == 1
 
 
-def test_tp_is_refused():
-    with pytest.raises(NotImplementedError, match="tp"):
-        lirpa.BoundedModel.from_module(module(), torch.zeros(1, 6), shard="tp")
+def test_unknown_shard_is_refused():
     with pytest.raises(tessera.InvalidInput, match="zigzag"):
         lirpa.BoundedModel.from_module(module(), torch.zeros(1, 6), shard="zigzag")
