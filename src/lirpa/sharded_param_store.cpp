@@ -207,11 +207,11 @@ at::Tensor ShardedParamStore::times_transposed(const std::string& key, at::Scala
                 a.size(-1), " columns, the weight ", e.shape[1]);
   at::Tensor w = own_rows(key, e, dtype);                                 // W[I_r, :]
   at::Tensor mine = at::matmul(w, a.reshape({-1, e.shape[1]}).t()).contiguous();  // (A W[I_r, :]^T)^T [k_r, M]
-  at::Tensor every = comm_->all_gather(mine, e.counts).t();              // A W^T [M, k], a transposed view
-  if (a.dim() == 2) return every;  // no copy of the result
+  at::Tensor every = comm_->all_gather(mine, e.counts);                  // (A W^T)^T [k, M]
+  mine = at::Tensor();                                                   // freed before the transpose's copy
   std::vector<int64_t> out_shape = a.sizes().vec();
   out_shape.back() = e.shape[0];
-  return every.reshape(out_shape);
+  return every.t().contiguous().view(out_shape);
 }
 
 void ShardedParamStore::put(const std::string& key, at::Tensor value) {
@@ -227,7 +227,7 @@ void ShardedParamStore::put(const std::string& key, at::Tensor value) {
     int64_t start = 0;
     for (int r = 0; r < comm_->rank(); ++r) start += e.counts[r];
     const int64_t mine = e.counts[comm_->rank()];
-    at::Tensor own = value.dim() == 0 ? value.reshape({1}) : value.narrow(0, start, mine);
+    at::Tensor own = (value.dim() == 0 ? value.reshape({1}) : value).narrow(0, start, mine);
     // an own contiguous copy of this rank's rows only: the whole (maybe a transposed view)
     // is never copied whole, and may be freed
     e.block = own.clone(at::MemoryFormat::Contiguous).view({mine, rest});
