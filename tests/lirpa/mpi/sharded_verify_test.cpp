@@ -18,9 +18,8 @@
 
 #include <string>
 
-#include "lirpa/bab/graph_bab.h"
 #include "lirpa/bab/relu_bab.h"
-#include "lirpa/graph_domains.h"
+#include "lirpa/mpi/relu_split_instance.h"
 #include "lirpa/random_nets.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
@@ -148,22 +147,7 @@ TEST(ShardedVerify, ShardedStateSatCounterexampleIsIdentical) {
 VerifyResult graph_relu_split(const std::string& bytes, double fraction, bool state) {
   Graph whole = load_onnx_bytes(bytes), sharded = load_onnx_bytes(bytes);
   shard_parameters(sharded, dist::world());
-  at::manual_seed(7);  // the same box and samples on every rank
-  at::Tensor x0 = at::randn({whole.input_size()}, at::kDouble) * 0.5;
-  at::Tensor lo = x0 - 0.3, hi = x0 + 0.3;
-  at::Tensor c = at::zeros({1, whole.output_size()}, at::kDouble);
-  c[0][0] = 1.0;
-  const std::vector<detail::GraphRelu> relus = detail::graph_relus(whole);
-  const BetaOptions beta;
-  double crown = detail::bound_graph_domains(whole, relus, testing::root_domain(lo, hi, relus), c,
-                                             at::zeros({1}, at::kDouble), nullptr, &beta)
-                     .lb.item<double>();
-  at::Tensor x = lo + (hi - lo) * at::rand({4096, lo.numel()}, at::kDouble);
-  double sampled = at::matmul(whole.forward(x, at::kDouble), c.t()).min().item<double>();
-  EXPECT_LT(crown, sampled);
-  Property property{whole.input_size(), whole.output_size(), {}};
-  double t = crown + fraction * (sampled - crown);  // unsafe region: y_0 <= t
-  property.cases.push_back(PropertyCase{lo, hi, {OutputConjunction{c, at::full({1}, t, at::kDouble)}}});
+  const Property property = testing::relu_split_property(whole, fraction);
   VerifyOptions o = synchronous(SplitKind::Relu);
   o.alpha_enabled = false;        // leave the work to branch and bound
   o.attack.enabled = fraction > 1;
