@@ -18,6 +18,7 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "json_values.h"
+#include "model_loading.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/bounds.h"
@@ -56,7 +57,7 @@ int64_t parameter_count(const BenchShardOptions& o, int64_t h, int depth) {
 /// The store of `mode`: sharded over the world's ranks (fsdp, fsdp+state, tp), else local.
 std::shared_ptr<lirpa::ParamStore> store_for(const std::string& mode) {
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(mode);
-  if (shard == lirpa::ShardMode::None || dist::world()->size() == 1) return std::make_shared<lirpa::LocalParamStore>();
+  if (!splits_parameters(shard, *dist::world())) return std::make_shared<lirpa::LocalParamStore>();
   return std::make_shared<lirpa::ShardedParamStore>(dist::world(), shard);
 }
 
@@ -67,7 +68,7 @@ lirpa::Graph make_network(const BenchShardOptions& o, int64_t h, int depth, cons
     lirpa::Graph g = lirpa::build_relu_cnn({3, 32, 32}, std::vector<int64_t>(depth, h),
                                            std::vector<int64_t>(depth, 2), 10, seed);
     const lirpa::ShardMode shard = lirpa::parse_shard_mode(mode);
-    if (shard != lirpa::ShardMode::None && dist::world()->size() > 1) lirpa::shard_parameters(g, dist::world(), shard);
+    if (splits_parameters(shard, *dist::world())) lirpa::shard_parameters(g, dist::world(), shard);
     return g;
   }
   std::vector<int64_t> sizes{o.inputs};

@@ -91,9 +91,8 @@ class ShardedParamStore final : public ParamStore {
                                 const std::vector<WeightOperand>& operands) const override;
   /// Collective. FSDP: the blocked product of ParamStore. TP: A W^T by column blocks.
   at::Tensor times_transposed(const std::string& key, at::ScalarType dtype, const at::Tensor& a) const override;
-  bool collective_products() const override { return tensor_parallel_; }
   /// True for tensor-parallel products (ShardMode::Tp).
-  bool tensor_parallel() const { return tensor_parallel_; }
+  bool collective_products() const override { return tensor_parallel_; }
 
   /// Bytes of the blocks held here.
   int64_t local_bytes() const;

@@ -18,6 +18,7 @@
 #include "lirpa/mpi/shard_checks.h"
 #include "lirpa/random_nets.h"
 #include "tessera/core/error.h"
+#include "tessera/core/memory_ledger.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
@@ -95,6 +96,22 @@ TEST(TpStore, ForwardGradientIsAutogradsOnTheWholeNetwork) {
   EXPECT_LT(rel(tp, whole), 1e-12);
   expect_same_on_every_rank(tp, *dist::world());
   EXPECT_LE(p.store->local_bytes(), p.store->full_bytes() / dist::world()->size() + 2 * 1024);
+}
+
+TEST(TpStore, IbpTakesTheAbsoluteRowsInBlocks) {
+  // x |W[I_r, :]| one block of columns at a time: never a whole copy of the rank's rows
+  core::MemoryLedger::install();
+  testing::BlockBytes blocks(32 * 1024);
+  at::manual_seed(3);
+  Graph g = load_onnx_bytes(testing::random_mlp(32, {256, 256, 256, 256, 256}, 4, "Relu"));
+  auto store = shard_parameters(g, dist::world(), ShardMode::Tp);
+  const int64_t own_rows_bytes = ShardedParamStore::block_counts(256, dist::world()->size())[0] * 256 * 8;
+  at::Tensor lo = at::zeros({32}, at::kDouble), hi = at::ones({32}, at::kDouble);
+  BoundOptions o;
+  o.method = Method::Ibp;
+  core::MemoryPhase phase("ibp");
+  compute_bounds(g, lo, hi, o);
+  EXPECT_LT(phase.finish().peak_increase(), own_rows_bytes) << "a whole |W[I_r, :]| was made";
 }
 
 using Builder = std::string (*)();
