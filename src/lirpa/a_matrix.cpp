@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
+
 #include "dense_relax.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/patches_a.h"
@@ -148,17 +150,33 @@ APtr UnitRowsA::reshaped(const std::vector<int64_t>& shape) const {
   return std::make_shared<UnitRowsA>(shape, index_, sign_);
 }
 
+std::array<at::Tensor, 3> UnitRowsA::positions() const {
+  const int64_t h = shape_[shape_.size() - 2], wd = shape_[shape_.size() - 1];
+  return {at::div(index_, h * wd, "floor"), at::div(index_, wd, "floor").remainder(h), index_.remainder(wd)};
+}
+
+APtr UnitRowsA::as_patches(at::ScalarType dtype) const {
+  if (!PatchesA::fits(shape_)) return nullptr;
+  const int64_t c = shape_[shape_.size() - 3], s = rows();
+  // row s = sign_s e_(c_s, y_s, x_s): a 1x1 patch with sign_s in channel c_s at (y_s, x_s)
+  auto [ch, y, x] = positions();
+  at::Tensor kernel = at::zeros({s, c}, at::TensorOptions().dtype(dtype));
+  kernel.scatter_(1, ch.unsqueeze(1), sign_.to(dtype).unsqueeze(1));
+  return std::make_shared<PatchesA>(shape_, kernel.view({s, c, 1, 1}), at::stack({y, x}, 1));
+}
+
 APtr UnitRowsA::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
                              at::ScalarType dtype) const {
   if (!PatchesA::fits(shape_) || !PatchesA::fits(in_shape)) return AMatrix::through_conv(w, g, in_shape, dtype);
-  const int64_t c = shape_[shape_.size() - 3], h = shape_[shape_.size() - 2], wd = shape_[shape_.size() - 1];
-  const int64_t s = rows();
-  // row s = sign_s e_(c_s, y_s, x_s): a 1x1 patch with sign_s in channel c_s at (y_s, x_s)
-  at::Tensor ch = at::div(index_, h * wd, "floor"), y = at::div(index_, wd, "floor").remainder(h), x = index_.remainder(wd);
-  at::Tensor kernel = at::zeros({s, c}, at::TensorOptions().dtype(dtype));
-  kernel.scatter_(1, ch.unsqueeze(1), sign_.to(dtype).unsqueeze(1));
-  PatchesA unit(shape_, kernel.view({s, c, 1, 1}), at::stack({y, x}, 1));
-  return unit.through_conv(w, g, in_shape, dtype);
+  if (g.groups != 1 || g.dilation != std::vector<int64_t>{1, 1}) return as_patches(dtype)->through_conv(w, g, in_shape, dtype);
+  // row sign_s e_(c_s, y_s, x_s) reads sign_s W[c_s] over the input window with its corner
+  // at (y_s, x_s) * stride - pad: a row of the weight, no convolution
+  auto [ch, y, x] = positions();
+  at::Tensor kernel = w.to(dtype).index_select(0, ch) * sign_.to(dtype).view({-1, 1, 1, 1});
+  at::Tensor origin = at::stack({y * g.stride[0] - g.pad[0], x * g.stride[1] - g.pad[1]}, 1);
+  auto out = std::make_shared<PatchesA>(in_shape, kernel, origin);
+  if (!out->smaller_than_dense()) return DenseA::make(out->dense(dtype));
+  return out;
 }
 
 int64_t row_groups(const at::Tensor& t, size_t node_dims, int64_t rows) {
@@ -194,6 +212,9 @@ at::Tensor times_grouped(const at::Tensor& a, const at::Tensor& t) {
 APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype) {
   if (!a) return b;
   if (!b) return a;
+  if (APtr p = add_patches(a, b, dtype)) return p;
+  if (auto pb = std::dynamic_pointer_cast<const PatchesA>(b)) return DenseA::make(pb->plus(a->dense(dtype)));
+  if (auto pa = std::dynamic_pointer_cast<const PatchesA>(a)) return DenseA::make(pa->plus(b->dense(dtype)));
   at::Tensor da = a->dense(dtype);
   return DenseA::make(da + b->dense(dtype).reshape(da.sizes()));  // A = A_a + A_b
 }

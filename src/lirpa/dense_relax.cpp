@@ -1,4 +1,4 @@
-// One pass over dense rows for an elementwise relaxation (see dense_relax.h).
+// One pass over dense rows or patch rows for an elementwise relaxation (see dense_relax.h).
 
 #include "dense_relax.h"
 
@@ -10,20 +10,47 @@
 namespace tessera::lirpa::detail {
 namespace {
 
-// t as [G, N] contiguous rows with G | S, or nothing (undefined t: an empty tensor).
-std::optional<at::Tensor> group_rows(const at::Tensor& t, const at::Tensor& a) {
+// t (node-shaped, or [G, *node] in row groups) as [G, N] contiguous rows with G | S, or
+// nothing (undefined t: an empty tensor).
+std::optional<at::Tensor> group_rows(const at::Tensor& t, int64_t s, at::IntArrayRef node, at::ScalarType dtype) {
   if (!t.defined()) return at::Tensor();
   if (!t.device().is_cpu()) return std::nullopt;
-  const int64_t s = a.size(0), n = a.numel() / std::max<int64_t>(s, 1);
-  at::Tensor g = t.dim() == a.dim() - 1 ? t.unsqueeze(0) : t;
-  if (g.dim() != a.dim() || g.size(0) < 1 || s % g.size(0) != 0) return std::nullopt;
-  for (int64_t i = 1; i < a.dim(); ++i)
-    if (g.size(i) != a.size(i) && g.size(i) != 1) return std::nullopt;
-  std::vector<int64_t> shape = a.sizes().vec();
-  shape[0] = g.size(0);
-  g = g.to(a.scalar_type()).expand(shape).contiguous().reshape({shape[0], n});
+  const int64_t dims = static_cast<int64_t>(node.size());
+  at::Tensor g = t.dim() == dims ? t.unsqueeze(0) : t;
+  if (g.dim() != dims + 1 || g.size(0) < 1 || s % g.size(0) != 0) return std::nullopt;
+  for (int64_t i = 0; i < dims; ++i)
+    if (g.size(i + 1) != node[i] && g.size(i + 1) != 1) return std::nullopt;
+  std::vector<int64_t> shape{g.size(0)};
+  shape.insert(shape.end(), node.begin(), node.end());
+  g = g.to(dtype).expand(shape).contiguous().reshape({shape[0], -1});
   if (!at::isfinite(g).all().item<bool>()) return std::nullopt;
   return g;
+}
+
+// The relaxation's four tensors as [G, N] rows (missing constants: a row of zeros), or
+// nothing when a gradient would be recorded or a tensor falls outside group_rows' rule.
+struct GroupedRelaxation {
+  at::Tensor dl, bl, du, bu;
+};
+std::optional<GroupedRelaxation> grouped(const ElementwiseRelaxation& r, const at::Tensor& a, int64_t s,
+                                         at::IntArrayRef node) {
+  if (at::GradMode::is_enabled()) {
+    for (const at::Tensor* t : {&a, &r.lower_d, &r.lower_b, &r.upper_d, &r.upper_b})
+      if (t->defined() && t->requires_grad()) return std::nullopt;
+  }
+  if (!r.lower_d.defined() || !r.upper_d.defined()) return std::nullopt;
+  const at::ScalarType dtype = a.scalar_type();
+  auto dl = group_rows(r.lower_d, s, node, dtype), du = group_rows(r.upper_d, s, node, dtype);
+  auto bl = group_rows(r.lower_b, s, node, dtype), bu = group_rows(r.upper_b, s, node, dtype);
+  if (!dl || !du || !bl || !bu) return std::nullopt;
+  int64_t n = 1;
+  for (int64_t d : node) n *= d;
+  const at::Tensor none = at::zeros({1, n}, a.options());  // no constant: 0
+  return GroupedRelaxation{*dl, bl->defined() ? *bl : none, *du, bu->defined() ? *bu : none};
+}
+
+bool cpu_floating(const at::Tensor& a) {
+  return a.size(0) > 0 && a.device().is_cpu() && (a.scalar_type() == at::kDouble || a.scalar_type() == at::kFloat);
 }
 
 template <typename T>
@@ -60,28 +87,78 @@ void relax_kernel(const at::Tensor& a, const at::Tensor& dl, const at::Tensor& b
   });
 }
 
+// Patch rows: row s is kernel K[s] ([C, KH, KW]) with its corner at (y_s, x_s) of a
+// [C, H, W] node; the relaxation is read at the node position under each kernel entry, and
+// entries outside the node become 0.
+template <typename T>
+void relax_patch_kernel(const at::Tensor& k, const at::Tensor& origin, const std::vector<int64_t>& node,
+                        const at::Tensor& dl, const at::Tensor& bl, const at::Tensor& du, const at::Tensor& bu,
+                        at::Tensor& kx, at::Tensor& bias) {
+  const int64_t s = k.size(0), c = k.size(1), kh = k.size(2), kw = k.size(3);
+  const int64_t h = node[node.size() - 2], w = node[node.size() - 1], n = c * h * w;
+  const T* kd = k.data_ptr<T>();
+  const int64_t* od = origin.data_ptr<int64_t>();
+  T* xd = kx.data_ptr<T>();
+  T* bd = bias.data_ptr<T>();
+  Rows<T> l(dl, s), u(du, s), lb(bl, s), ub(bu, s);
+  const int64_t per_row = c * kh * kw;
+  at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(per_row, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t y0 = od[2 * i], x0 = od[2 * i + 1];
+      const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w - x0, j0, kw);  // columns inside
+      const T *li = l.row(i, n), *ui = u.row(i, n), *lbi = lb.row(i, n), *ubi = ub.row(i, n);
+      T from_lower = 0, from_upper = 0;
+      for (int64_t ch = 0; ch < c; ++ch) {
+        for (int64_t a = 0; a < kh; ++a) {
+          const T* kr = kd + ((i * c + ch) * kh + a) * kw;
+          T* xr = xd + ((i * c + ch) * kh + a) * kw;
+          const int64_t y = y0 + a;
+          if (y < 0 || y >= h) {
+            std::fill(xr, xr + kw, T(0));
+            continue;
+          }
+          std::fill(xr, xr + j0, T(0));
+          std::fill(xr + j1, xr + kw, T(0));
+          const int64_t at_node = (ch * h + y) * w + x0;  // node index of kernel column 0
+#pragma omp simd reduction(+ : from_lower, from_upper)
+          for (int64_t j = j0; j < j1; ++j) {
+            const T pos = std::max(kr[j], T(0)), neg = std::min(kr[j], T(0));
+            xr[j] = pos * li[at_node + j] + neg * ui[at_node + j];  // K+ d_l + K- d_u
+            from_lower += pos * lbi[at_node + j];                 // K+ b_l
+            from_upper += neg * ubi[at_node + j];                 // K- b_u
+          }
+        }
+      }
+      bd[i] = from_lower + from_upper;
+    }
+  });
+}
+
 }  // namespace
 
 std::optional<RelaxedRows> relax_dense_rows(const at::Tensor& a, const ElementwiseRelaxation& r) {
-  if (a.dim() < 2 || a.size(0) == 0 || !a.device().is_cpu() ||
-      (a.scalar_type() != at::kDouble && a.scalar_type() != at::kFloat))
-    return std::nullopt;  // a CPU kernel: other devices take the ATen path
-  if (at::GradMode::is_enabled()) {
-    for (const at::Tensor* t : {&a, &r.lower_d, &r.lower_b, &r.upper_d, &r.upper_b})
-      if (t->defined() && t->requires_grad()) return std::nullopt;
-  }
-  if (!r.lower_d.defined() || !r.upper_d.defined()) return std::nullopt;
-  auto dl = group_rows(r.lower_d, a), du = group_rows(r.upper_d, a);
-  auto bl = group_rows(r.lower_b, a), bu = group_rows(r.upper_b, a);
-  if (!dl || !du || !bl || !bu) return std::nullopt;
+  if (a.dim() < 2 || !cpu_floating(a)) return std::nullopt;  // a CPU kernel: other devices take the ATen path
+  auto g = grouped(r, a, a.size(0), a.sizes().slice(1));
+  if (!g) return std::nullopt;
   at::Tensor ac = a.contiguous();
-  const at::Tensor none = at::zeros({1, ac.numel() / ac.size(0)}, ac.options());  // no constant: 0
-  if (!bl->defined()) *bl = none;
-  if (!bu->defined()) *bu = none;
   at::Tensor ax = at::empty_like(ac), bias = at::empty({ac.size(0)}, ac.options());
-  if (ac.scalar_type() == at::kDouble) relax_kernel<double>(ac, *dl, *bl, *du, *bu, ax, bias);
-  else relax_kernel<float>(ac, *dl, *bl, *du, *bu, ax, bias);
+  if (ac.scalar_type() == at::kDouble) relax_kernel<double>(ac, g->dl, g->bl, g->du, g->bu, ax, bias);
+  else relax_kernel<float>(ac, g->dl, g->bl, g->du, g->bu, ax, bias);
   return RelaxedRows{DenseA::make(ax), bias};
+}
+
+std::optional<at::Tensor> relax_patch_rows(const at::Tensor& kernel, const at::Tensor& origin,
+                                           const std::vector<int64_t>& node, const ElementwiseRelaxation& r,
+                                           at::Tensor& bias) {
+  if (kernel.dim() != 4 || !cpu_floating(kernel)) return std::nullopt;
+  auto g = grouped(r, kernel, kernel.size(0), node);
+  if (!g) return std::nullopt;
+  at::Tensor k = kernel.contiguous(), o = origin.to(at::kLong).contiguous();
+  at::Tensor kx = at::empty_like(k);
+  bias = at::empty({k.size(0)}, k.options());
+  if (k.scalar_type() == at::kDouble) relax_patch_kernel<double>(k, o, node, g->dl, g->bl, g->du, g->bu, kx, bias);
+  else relax_patch_kernel<float>(k, o, node, g->dl, g->bl, g->du, g->bu, kx, bias);
+  return kx;
 }
 
 }  // namespace tessera::lirpa::detail

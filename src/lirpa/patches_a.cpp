@@ -3,7 +3,12 @@
 #include "tessera/lirpa/patches_a.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
 
+#include <algorithm>
+
+#include "dense_relax.h"
 #include "tessera/core/error.h"
 
 namespace tessera::lirpa {
@@ -19,6 +24,10 @@ std::vector<int64_t> with_rows(int64_t s, const std::vector<int64_t>& shape) {
 }
 
 }  // namespace
+
+bool PatchesA::smaller_than_dense() const {
+  return kPatchShare * kernel_.size(2) * kernel_.size(3) < h_ * w_;
+}
 
 bool PatchesA::fits(const std::vector<int64_t>& shape) {
   if (shape.size() < 3) return false;
@@ -57,6 +66,18 @@ at::Tensor PatchesA::windows(const at::Tensor& t) const {
   } else {
     base = t.expand(with_rows(g, shape_)).reshape({g, c_, hw});
   }
+  // every window of the zero-padded node once (im2col), then each row's by its corner: when
+  // the rows are at least as many as the windows, contiguous copies beat per-entry gathers
+  const int64_t hp = h_ + pad_[0] + pad_[1], wp = w_ + pad_[2] + pad_[3];
+  const int64_t ny = hp - kh + 1, nx = wp - kw + 1;
+  if (s >= g * ny * nx) {
+    at::Tensor padded = at::constant_pad_nd(base.view({g, c_, h_, w_}), {pad_[2], pad_[3], pad_[0], pad_[1]});
+    at::Tensor all = at::im2col(padded, {kh, kw}, {1, 1}, {0, 0}, {1, 1});  // [G, C*KH*KW, NY*NX]
+    all = all.transpose(1, 2).reshape({g * ny * nx, c_ * kh * kw});
+    at::Tensor at_window = (origin_.select(1, 0) + pad_[0]) * nx + origin_.select(1, 1) + pad_[2];  // [S]
+    if (g > 1) at_window = at_window + at::div(at::arange(s, origin_.options()), s / g, "floor") * (ny * nx);
+    return all.index_select(0, at_window).view({s, c_, kh, kw});
+  }
   // node coordinates of every window entry: y_s + i, x_s + j
   at::Tensor iy = origin_.select(1, 0).view({s, 1, 1}) + at::arange(kh, origin_.options()).view({1, kh, 1});
   at::Tensor ix = origin_.select(1, 1).view({s, 1, 1}) + at::arange(kw, origin_.options()).view({1, 1, kw});
@@ -88,14 +109,44 @@ at::Tensor PatchesA::masked_kernel() const {
 }
 
 at::Tensor PatchesA::dense(at::ScalarType dtype) const {
+  return plus(at::zeros(with_rows(rows(), shape_), kernel_.options().dtype(dtype)));
+}
+
+at::Tensor PatchesA::plus(const at::Tensor& d) const {
   const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+  const at::ScalarType dtype = d.scalar_type();
+  const bool recorded = at::GradMode::is_enabled() && (kernel_.requires_grad() || d.requires_grad());
+  if (!recorded && d.device().is_cpu() && (dtype == at::kDouble || dtype == at::kFloat)) {
+    // out = d, then each row's kernel entries inside the node added at their positions
+    at::Tensor out = d.to(dtype).contiguous().clone().reshape({s, c_, h_, w_});
+    at::Tensor k = kernel_.to(dtype).contiguous();
+    const int64_t* o = origin_.contiguous().data_ptr<int64_t>();
+    AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::plus", [&] {
+      const scalar_t* kd = k.data_ptr<scalar_t>();
+      scalar_t* od = out.data_ptr<scalar_t>();
+      at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c_ * kh * kw, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t y0 = o[2 * i], x0 = o[2 * i + 1];
+          const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w_ - x0, j0, kw);
+          for (int64_t ch = 0; ch < c_; ++ch) {
+            for (int64_t a = std::max<int64_t>(0, -y0); a < std::min<int64_t>(kh, h_ - y0); ++a) {
+              const scalar_t* kr = kd + ((i * c_ + ch) * kh + a) * kw;
+              const int64_t at_node = ((i * c_ + ch) * h_ + y0 + a) * w_ + x0;  // node row y0 + a, column x0
+              for (int64_t j = j0; j < j1; ++j) od[at_node + j] += kr[j];
+            }
+          }
+        }
+      });
+    });
+    return out.reshape(with_rows(s, shape_));
+  }
   at::Tensor out = at::zeros({s, c_, h_ + pad_[0] + pad_[1], w_ + pad_[2] + pad_[3]}, kernel_.options().dtype(dtype));
   at::Tensor r = at::arange(s, origin_.options()).view({s, 1, 1});
   at::Tensor iy = (origin_.select(1, 0) + pad_[0]).view({s, 1, 1}) + at::arange(kh, origin_.options()).view({1, kh, 1});
   at::Tensor ix = (origin_.select(1, 1) + pad_[2]).view({s, 1, 1}) + at::arange(kw, origin_.options()).view({1, 1, kw});
   out.index_put_({r, Slice(), iy, ix}, kernel_.to(dtype).permute({0, 2, 3, 1}));  // out[s, :, y_s+i, x_s+j] = K
   out = out.slice(2, pad_[0], pad_[0] + h_).slice(3, pad_[2], pad_[2] + w_);
-  return out.reshape(with_rows(s, shape_));
+  return d.to(dtype) + out.reshape(with_rows(s, shape_));
 }
 
 at::Tensor PatchesA::contract(const at::Tensor& v) const {
@@ -118,6 +169,9 @@ APtr PatchesA::reshaped(const std::vector<int64_t>& shape) const {
 
 RelaxedRows PatchesA::relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const {
   at::Tensor k = kernel_.to(dtype);
+  at::Tensor fused_bias;
+  if (auto kx = detail::relax_patch_rows(k, origin_, shape_, r, fused_bias))  // no gradient recorded: one pass
+    return {std::make_shared<PatchesA>(shape_, *kx, origin_), fused_bias};
   at::Tensor pos = k.clamp_min(0), neg = k.clamp_max(0);
   // K_x = K+ d_l + K- d_u on each window (zero outside the node)
   at::Tensor kx = pos * windows(r.lower_d.to(dtype)) + neg * windows(r.upper_d.to(dtype));
@@ -135,7 +189,41 @@ APtr PatchesA::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const 
   at::Tensor kx = at::conv_transpose2d(masked_kernel().to(dtype), w.to(dtype), {}, g.stride, {0, 0}, {0, 0}, g.groups,
                                        g.dilation);
   at::Tensor step = at::tensor(g.stride, at::kLong).view({1, 2}), pad = at::tensor(g.pad, at::kLong).view({1, 2});
-  return std::make_shared<PatchesA>(in_shape, kx, origin_ * step - pad);
+  auto out = std::make_shared<PatchesA>(in_shape, kx, origin_ * step - pad);
+  if (!out->smaller_than_dense()) return DenseA::make(out->dense(dtype));
+  return out;
+}
+
+namespace {
+
+/// `a` as patches: itself, unit rows as 1x1 patches, or nullptr.
+std::shared_ptr<const PatchesA> patches_of(const APtr& a, at::ScalarType dtype) {
+  if (auto p = std::dynamic_pointer_cast<const PatchesA>(a)) return p;
+  if (auto u = std::dynamic_pointer_cast<const UnitRowsA>(a)) return std::dynamic_pointer_cast<const PatchesA>(u->as_patches(dtype));
+  return nullptr;
+}
+
+}  // namespace
+
+APtr add_patches(const APtr& a, const APtr& b, at::ScalarType dtype) {
+  if (a->rows() != b->rows() || a->rows() == 0 || a->node_shape() != b->node_shape()) return nullptr;
+  auto pa = patches_of(a, dtype);
+  auto pb = pa ? patches_of(b, dtype) : nullptr;
+  if (!pb) return nullptr;
+  // b's window corner relative to a's, the same in every row (else no common window)
+  at::Tensor rel = pb->origin() - pa->origin();  // [S, 2]
+  if (!rel.eq(rel.narrow(0, 0, 1)).all().item<bool>()) return nullptr;
+  const int64_t ry = rel[0][0].item<int64_t>(), rx = rel[0][1].item<int64_t>();
+  const at::Tensor &ka = pa->kernel(), &kb = pb->kernel();
+  // union window [top, bottom) x [left, right) in a's window coordinates
+  const int64_t top = std::min<int64_t>(0, ry), left = std::min<int64_t>(0, rx);
+  const int64_t bottom = std::max(ka.size(2), ry + kb.size(2)), right = std::max(ka.size(3), rx + kb.size(3));
+  // K = pad(K_a) + pad(K_b), each placed at its corner in the union window
+  at::Tensor k = at::constant_pad_nd(ka.to(dtype), {-left, right - ka.size(3), -top, bottom - ka.size(2)}) +
+                 at::constant_pad_nd(kb.to(dtype), {rx - left, right - rx - kb.size(3), ry - top, bottom - ry - kb.size(2)});
+  at::Tensor corner = at::tensor(std::vector<int64_t>{top, left}, at::kLong).view({1, 2});
+  auto sum = std::make_shared<PatchesA>(pa->node_shape(), k, pa->origin() + corner);
+  return sum->smaller_than_dense() ? sum : nullptr;
 }
 
 }  // namespace tessera::lirpa

@@ -10,6 +10,7 @@
 #include "lirpa/bab/graph_bab.h"
 #include "lirpa/bab/graph_beta.h"
 #include "lirpa/propagation.h"
+#include "graph_bab_cases.h"
 #include "random_nets.h"
 #include "tessera/core/error.h"
 
@@ -49,6 +50,34 @@ TEST(LirpaIntermediateBounds, HoldSampledPointsAndAlphaTightensCrown) {
       EXPECT_TRUE((b.lower >= c.lower - 1e-12).all().item<bool>()) << "node " << p << ": looser than CROWN";
       EXPECT_TRUE((b.upper <= c.upper + 1e-12).all().item<bool>()) << "node " << p << ": looser than CROWN";
     }
+  }
+}
+
+// The rows of an intermediate bound stay patches through convolutions, ReLUs and residual
+// additions (a_matrix.h, patches_a.h): from every node, the identity as unit rows bounds
+// exactly as the same identity given as dense rows, which every operator takes densely.
+TEST(LirpaIntermediateBounds, PatchRowsBoundAsDenseRows) {
+  at::manual_seed(22);
+  for (const std::string& onnx : {testing::random_resnet(), testing::random_cnn("AveragePool"), testing::random_conv_chain()}) {
+    Graph g = load_onnx_bytes(onnx);
+    OpEnv env{g.params(), at::kDouble};
+    at::Tensor x0 = at::randn({g.input_size()}, at::kDouble) * 0.5;
+    detail::BoundState state(g.nodes().size());
+    std::vector<int64_t> s{1};
+    s.insert(s.end(), g.input_shape().begin(), g.input_shape().end());
+    state.bounds[0] = Interval{(x0 - 0.3).reshape(s), (x0 + 0.3).reshape(s)};
+    detail::crown_intermediate(g, state, env, g.output_id());
+    int compared = 0;
+    for (const Node& node : g.nodes()) {
+      if (node.id == 0 || !state.bounds[node.id]) continue;
+      APtr unit = UnitRowsA::identity(node.shape, true);
+      at::Tensor by_patches = detail::crown_lower(g, state, env, node.id, unit, false);
+      at::Tensor by_dense = detail::crown_lower(g, state, env, node.id, DenseA::make(unit->dense(at::kDouble)), false);
+      EXPECT_TRUE(at::allclose(by_patches, by_dense, 1e-10, 1e-10))
+          << node.name << ": " << (by_patches - by_dense).abs().max();
+      ++compared;
+    }
+    EXPECT_GE(compared, 2);
   }
 }
 

@@ -74,21 +74,32 @@ TEST(LirpaPatchesA, UnitRowsThroughConvAreTheKernel) {
   }
 }
 
-TEST(LirpaPatchesA, RelaxContractConcretizeMatchDense) {
+// 13 rows read the windows entry by entry, 400 (more rows than windows) through im2col
+class LirpaPatchesARows : public ::testing::TestWithParam<int64_t> {};
+INSTANTIATE_TEST_SUITE_P(FewAndMany, LirpaPatchesARows, ::testing::Values(13, 400));
+
+TEST_P(LirpaPatchesARows, RelaxContractConcretizeMatchDense) {
   at::manual_seed(12);
+  const int64_t s = GetParam();
   for (const ConvCase& c : cases()) {
     at::Tensor w = at::randn(c.w_shape, at::kDouble);
-    APtr p = random_unit_rows(conv_out_shape(c), 13)->through_conv(w, c.geo, c.in_shape, at::kDouble);
+    APtr p = random_unit_rows(conv_out_shape(c), s)->through_conv(w, c.geo, c.in_shape, at::kDouble);
     APtr d = DenseA::make(p->dense(at::kDouble));
     // per-row slopes (alpha) and shared ones, with and without biases
     for (bool per_row : {false, true}) {
-      ElementwiseRelaxation r{at::rand(lead(per_row ? 13 : 1, c.in_shape), at::kDouble),
+      ElementwiseRelaxation r{at::rand(lead(per_row ? s : 1, c.in_shape), at::kDouble),
                               at::randn(lead(1, c.in_shape), at::kDouble),
                               at::rand(lead(1, c.in_shape), at::kDouble), per_row ? at::Tensor() : at::randn(lead(1, c.in_shape), at::kDouble)};
       RelaxedRows rp = p->relax(r, at::kDouble), rd = d->relax(r, at::kDouble);
       EXPECT_NE(dynamic_cast<const PatchesA*>(rp.a.get()), nullptr);
       expect_same(rp.a, rd.a);
       EXPECT_TRUE(at::allclose(rp.bias, rd.bias, 1e-12, 1e-12));
+      // the same relaxation recorded for a gradient takes the unfused path: the same rows
+      at::Tensor k = at::randn(lead(s, c.in_shape), at::kDouble).requires_grad_();
+      ElementwiseRelaxation rg{r.lower_d + 0 * k.narrow(0, 0, r.lower_d.size(0)), r.lower_b, r.upper_d, r.upper_b};
+      RelaxedRows rpg = p->relax(rg, at::kDouble);
+      expect_same(rpg.a, rd.a);
+      EXPECT_TRUE(at::allclose(rpg.bias, rd.bias, 1e-12, 1e-12));
     }
     at::Tensor v = at::randn({c.in_shape[1], 1, 1}, at::kDouble);
     EXPECT_TRUE(at::allclose(p->contract(v), d->contract(v), 1e-12, 1e-12));
@@ -99,9 +110,9 @@ TEST(LirpaPatchesA, RelaxContractConcretizeMatchDense) {
 
 // Row groups (a_matrix.h): a relaxation or a box with one entry per group of S / G rows (one
 // per branch-and-bound domain) acts on each row as that entry spread to every row would.
-TEST(LirpaPatchesA, RowGroupsActAsTheirEntrySpreadToEveryRow) {
+TEST_P(LirpaPatchesARows, RowGroupsActAsTheirEntrySpreadToEveryRow) {
   at::manual_seed(13);
-  const int64_t s = 12, groups = 3;
+  const int64_t s = GetParam() == 13 ? 12 : 402, groups = 3;
   for (const ConvCase& c : cases()) {
     at::Tensor w = at::randn(c.w_shape, at::kDouble);
     APtr unit = random_unit_rows(c.in_shape, s);
@@ -143,6 +154,33 @@ TEST(LirpaPatchesA, PatchesThroughASecondConv) {
   expect_pullback(p2, p1, w2, second);
   APtr d2 = DenseA::make(p1->dense(at::kDouble))->through_conv(w2, second.geo, second.in_shape, at::kDouble);
   expect_same(p2, d2);
+}
+
+// A residual block's two paths meet at its input: their rows add as patches over the union
+// of the two windows (or as dense rows when that window is as large as the node).
+TEST(LirpaPatchesA, PatchesAndUnitRowsAddAsPatches) {
+  at::manual_seed(16);
+  ConvCase c{{1, 4, 12, 12}, {6, 4, 3, 3}, {{2, 2}, {1, 1}, {1, 1}, 1}};
+  ConvCase skip{{1, 4, 12, 12}, {6, 4, 1, 1}, {{2, 2}, {0, 0}, {1, 1}, 1}};  // 1x1 stride-2 shortcut
+  ASSERT_EQ(conv_out_shape(c), conv_out_shape(skip));
+  APtr rows = random_unit_rows(conv_out_shape(c), 40);
+  APtr through = rows->through_conv(at::randn(c.w_shape, at::kDouble), c.geo, c.in_shape, at::kDouble);
+  APtr shortcut = rows->through_conv(at::randn(skip.w_shape, at::kDouble), skip.geo, skip.in_shape, at::kDouble);
+  APtr unit = random_unit_rows(c.in_shape, 40);
+  for (const auto& [a, b] : std::vector<std::pair<APtr, APtr>>{{through, shortcut}, {shortcut, through}, {through, unit}, {unit, through}}) {
+    APtr sum = add_a(a, b, at::kDouble);
+    at::Tensor want = a->dense(at::kDouble) + b->dense(at::kDouble);
+    if (a == unit || b == unit) {  // unit rows sit at other offsets in every row: dense
+      EXPECT_NE(dynamic_cast<const DenseA*>(sum.get()), nullptr);
+    } else {
+      EXPECT_NE(dynamic_cast<const PatchesA*>(sum.get()), nullptr);
+    }
+    EXPECT_TRUE(at::allclose(sum->dense(at::kDouble), want, 1e-12, 1e-12));
+  }
+  // windows as large as the node: dense rows
+  APtr wide = random_unit_rows({1, 6, 1, 1}, 8)->through_conv(at::randn({6, 4, 3, 3}, at::kDouble), {{1, 1}, {0, 0}, {1, 1}, 1},
+                                                              {1, 4, 3, 3}, at::kDouble);
+  EXPECT_NE(dynamic_cast<const DenseA*>(wide.get()), nullptr);
 }
 
 TEST(LirpaPatchesA, ReshapeKeepsPatchesOnlyForUnitDims) {

@@ -24,6 +24,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -114,16 +115,21 @@ class UnitRowsA final : public AMatrix {
   /// Unit rows at a convolution's output become patches of its kernel (no dense matrix).
   APtr through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
                     at::ScalarType dtype) const override;
+  /// The same rows as 1x1 patches (a PatchesA), or nullptr when the node is not `[1.., C, H, W]`.
+  APtr as_patches(at::ScalarType dtype) const;
 
  private:
   std::vector<int64_t> shape_;
+  /// Channel, row and column `[S]` of each row's position on a `[.., C, H, W]` node.
+  std::array<at::Tensor, 3> positions() const;
   /// Entry of each row of `t` (`[1 | S, *shape]` or broadcastable to shape) at index_s.
   at::Tensor pick(const at::Tensor& t) const;
   at::Tensor index_;  // [S] int64 into the flattened node
   at::Tensor sign_;   // [S] coefficients (+1 / -1 before any relaxation)
 };
 
-/// Sum of two A matrices over the same node (dense unless both are absent).
+/// Sum of two A matrices over the same node: patches when both are patches or unit rows whose
+/// windows sit at the same offset from each other in every row (add_patches), else dense.
 APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype);
 
 /// The number of row groups G of `t` read by `rows` rows over a node of `node_dims`

@@ -39,8 +39,15 @@ class PatchesA final : public AMatrix {
   RelaxedRows relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const override;
   APtr through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
                     at::ScalarType dtype) const override;
+  /// d + these rows for dense rows d `[S, *node_shape]` (in d's dtype).
+  at::Tensor plus(const at::Tensor& d) const;
   const at::Tensor& kernel() const { return kernel_; }
   const at::Tensor& origin() const { return origin_; }
+
+  /// True when a window covers at most 1/kPatchShare of the node's H x W positions: below
+  /// that, patches do less work than the dense rows (their window reads are gathers).
+  bool smaller_than_dense() const;
+  static constexpr int64_t kPatchShare = 1;
 
   /// True when rows over `shape` can be patches (`[1.., C, H, W]` with at least C, H, W).
   static bool fits(const std::vector<int64_t>& shape);
@@ -58,5 +65,11 @@ class PatchesA final : public AMatrix {
   at::Tensor origin_;  // [S, 2] int64
   int64_t pad_[4];     // zero padding top, bottom, left, right that holds every window
 };
+
+/// a + b as patches when each is a PatchesA or unit rows over the same `[1.., C, H, W]` node
+/// with the same rows, and b's window sits at the same offset from a's in every row (a
+/// residual block's two paths): both kernels padded with zeros to the union of the two
+/// windows, then added. nullptr otherwise (the caller adds the dense tensors).
+APtr add_patches(const APtr& a, const APtr& b, at::ScalarType dtype);
 
 }  // namespace tessera::lirpa

@@ -34,6 +34,8 @@ class AddOp final : public BoundOp {
   }
 
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext&) const override {
+    // y = a + b without broadcasting: both operands take the rows as they are (patches stay patches)
+    if (sign_ > 0 && a->node_shape() == a_shape_ && b_shape_ == a_shape_) return {{a, a}, {}};
     at::Tensor ad = a->dense(env.dtype);
     APtr aa = a->node_shape() == a_shape_ ? a : DenseA::make(sum_to_rows(ad, a_shape_));  // A_a = A_y
     APtr ab = DenseA::make(sum_to_rows(sign_ * ad, b_shape_));                            // A_b = sign A_y
