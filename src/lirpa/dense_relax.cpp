@@ -3,6 +3,7 @@
 #include "dense_relax.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <vector>
@@ -27,17 +28,21 @@ std::optional<at::Tensor> group_rows(const at::Tensor& t, int64_t s, at::IntArra
   return g;
 }
 
+// True when a gradient would be recorded through the rows `a` or the relaxation `r`.
+bool on_tape(const at::Tensor& a, const ElementwiseRelaxation& r) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor* t : {&a, &r.lower_d, &r.lower_b, &r.upper_d, &r.upper_b})
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
 // The relaxation's four tensors as [G, N] rows (missing constants: a row of zeros), or
-// nothing when a gradient would be recorded or a tensor falls outside group_rows' rule.
+// nothing when a tensor falls outside group_rows' rule.
 struct GroupedRelaxation {
   at::Tensor dl, bl, du, bu;
 };
 std::optional<GroupedRelaxation> grouped(const ElementwiseRelaxation& r, const at::Tensor& a, int64_t s,
                                          at::IntArrayRef node) {
-  if (at::GradMode::is_enabled()) {
-    for (const at::Tensor* t : {&a, &r.lower_d, &r.lower_b, &r.upper_d, &r.upper_b})
-      if (t->defined() && t->requires_grad()) return std::nullopt;
-  }
   if (!r.lower_d.defined() || !r.upper_d.defined()) return std::nullopt;
   const at::ScalarType dtype = a.scalar_type();
   auto dl = group_rows(r.lower_d, s, node, dtype), du = group_rows(r.upper_d, s, node, dtype);
@@ -138,19 +143,26 @@ void relax_patch_kernel(const at::Tensor& k, const at::Tensor& origin, const std
 
 std::optional<RelaxedRows> relax_dense_rows(const at::Tensor& a, const ElementwiseRelaxation& r) {
   if (a.dim() < 2 || !cpu_floating(a)) return std::nullopt;  // a CPU kernel: other devices take the ATen path
-  auto g = grouped(r, a, a.size(0), a.sizes().slice(1));
-  if (!g) return std::nullopt;
-  at::Tensor ac = a.contiguous();
-  at::Tensor ax = at::empty_like(ac), bias = at::empty({ac.size(0)}, ac.options());
-  if (ac.scalar_type() == at::kDouble) relax_kernel<double>(ac, g->dl, g->bl, g->du, g->bu, ax, bias);
-  else relax_kernel<float>(ac, g->dl, g->bl, g->du, g->bu, ax, bias);
+  const bool tape = on_tape(a, r);
+  std::optional<GroupedRelaxation> g;
+  at::Tensor ax, bias;
+  {
+    at::NoGradGuard untaped;  // on a tape, the pass is recorded as one node below
+    g = grouped(r, a, a.size(0), a.sizes().slice(1));
+    if (!g) return std::nullopt;
+    at::Tensor ac = a.contiguous();
+    ax = at::empty_like(ac), bias = at::empty({ac.size(0)}, ac.options());
+    if (ac.scalar_type() == at::kDouble) relax_kernel<double>(ac, g->dl, g->bl, g->du, g->bu, ax, bias);
+    else relax_kernel<float>(ac, g->dl, g->bl, g->du, g->bu, ax, bias);
+  }
+  if (tape) record_relax(a, r, {g->dl, g->bl, g->du, g->bu}, ax, bias);
   return RelaxedRows{DenseA::make(ax), bias};
 }
 
 std::optional<at::Tensor> relax_patch_rows(const at::Tensor& kernel, const at::Tensor& origin,
                                            const std::vector<int64_t>& node, const ElementwiseRelaxation& r,
                                            at::Tensor& bias) {
-  if (kernel.dim() != 4 || !cpu_floating(kernel)) return std::nullopt;
+  if (kernel.dim() != 4 || !cpu_floating(kernel) || on_tape(kernel, r)) return std::nullopt;
   auto g = grouped(r, kernel, kernel.size(0), node);
   if (!g) return std::nullopt;
   at::Tensor k = kernel.contiguous(), o = origin.to(at::kLong).contiguous();

@@ -63,17 +63,50 @@ TEST(LirpaDenseRelax, MatchesTheArithmeticItReplaces) {
   }
 }
 
-TEST(LirpaDenseRelax, LeavesGradientsShapesAndInfinitiesToTheGeneralPath) {
+// On a gradient tape (alpha-CROWN's slopes, rows that depend on them, bounds that do) the
+// one pass is recorded as one node: its outputs and the gradients of every input equal those
+// autograd takes through the arithmetic it replaces, zero coefficients (where both lines pass
+// a gradient, as clamp_min and clamp_max do) and broadcast or grouped tensors included.
+TEST(LirpaDenseRelax, OnATapeGivesTheGradientsOfTheArithmetic) {
+  at::manual_seed(4);
+  at::AutoGradMode grad(true);
+  const int64_t s = 12;
+  for (at::ScalarType dtype : {at::kDouble, at::kFloat}) {
+    for (std::vector<int64_t> d_shape : std::vector<std::vector<int64_t>>{{s, 3, 5}, {3, 5}, {4, 3, 5}, {2, 3, 1}}) {
+      for (bool biases : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << at::toString(dtype) << " d " << at::IntArrayRef(d_shape) << " biases " << biases);
+        at::Tensor a0 = at::randn({s, 3, 5}, at::kDouble).to(dtype);
+        a0.index_put_({0, 0}, 0.0);
+        std::vector<at::Tensor> leaves{a0, at::rand(d_shape, dtype), biases ? at::rand(d_shape, dtype) - 0.5 : at::Tensor(),
+                                       at::rand(d_shape, dtype), biases ? at::rand(d_shape, dtype) : at::Tensor()};
+        at::Tensor wx = at::randn({s, 3, 5}, dtype), wb = at::randn({s}, dtype);
+        auto run = [&](bool fused) {
+          std::vector<at::Tensor> in;
+          for (const at::Tensor& t : leaves) in.push_back(t.defined() ? t.detach().clone().requires_grad_(true) : t);
+          ElementwiseRelaxation r{in[1], in[2], in[3], in[4]};
+          RelaxedRows out = fused ? *relax_dense_rows(in[0] * 1, r) : reference(in[0] * 1, r);
+          at::Tensor ax = out.a->dense(dtype);
+          (ax * wx).sum().add((out.bias * wb).sum()).backward();
+          std::vector<at::Tensor> got{ax.detach(), out.bias.detach()};
+          for (const at::Tensor& t : in) got.push_back(t.defined() ? t.grad() : at::Tensor());
+          return got;
+        };
+        std::vector<at::Tensor> got = run(true), want = run(false);
+        const double tol = dtype == at::kDouble ? 1e-12 : 1e-4;
+        for (size_t k = 0; k < got.size(); ++k) {
+          if (!want[k].defined()) continue;
+          ASSERT_TRUE(got[k].defined()) << "output " << k;
+          EXPECT_TRUE(at::allclose(got[k], want[k], tol, tol)) << "output " << k << ": " << (got[k] - want[k]).abs().max();
+        }
+      }
+    }
+  }
+}
+
+TEST(LirpaDenseRelax, LeavesShapesAndInfinitiesToTheGeneralPath) {
   at::Tensor a = at::randn({6, 4}, at::kDouble);
   at::Tensor d = at::rand({4}, at::kDouble), b = at::rand({4}, at::kDouble);
   EXPECT_TRUE(relax_dense_rows(a, {d, b, d, b}).has_value());
-  {
-    at::AutoGradMode grad(true);
-    at::Tensor slope = d.clone().requires_grad_(true);
-    EXPECT_FALSE(relax_dense_rows(a, {slope, b, d, b}).has_value());  // alpha being optimised
-    RelaxedRows rows = DenseA::make(a)->relax({slope, b, d, b}, at::kDouble);
-    EXPECT_TRUE(rows.a->dense(at::kDouble).requires_grad());  // the general path keeps the gradient
-  }
   EXPECT_FALSE(relax_dense_rows(a, {at::rand({4, 4}, at::kDouble), b, d, b}).has_value());  // 4 groups for 6 rows
   at::Tensor inf = b.clone();
   inf[1] = -std::numeric_limits<double>::infinity();

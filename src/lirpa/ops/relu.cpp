@@ -50,7 +50,7 @@ class ReluOp final : public BoundOp {
       at::Tensor unstable = per_row((l < 0).logical_and(u > 0), rows);
       lower_d = at::where(unstable, ctx.alpha.clamp(0, 1), per_row(lower_d, rows));  // stable: exact slope
     }
-    return relaxed_backward(a, {lower_d, at::zeros_like(l), d, upper_b}, env.dtype);
+    return relaxed_backward(a, {lower_d, at::Tensor(), d, upper_b}, env.dtype);  // lower line through 0
   }
 
  private:
