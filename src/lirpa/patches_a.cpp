@@ -119,8 +119,8 @@ at::Tensor PatchesA::plus(const at::Tensor& d) const {
   if (!recorded && d.device().is_cpu() && (dtype == at::kDouble || dtype == at::kFloat)) {
     // out = d, then each row's kernel entries inside the node added at their positions
     at::Tensor out = d.to(dtype).contiguous().clone().reshape({s, c_, h_, w_});
-    at::Tensor k = kernel_.to(dtype).contiguous();
-    const int64_t* o = origin_.contiguous().data_ptr<int64_t>();
+    at::Tensor k = kernel_.to(dtype).contiguous(), corners = origin_.contiguous();
+    const int64_t* o = corners.data_ptr<int64_t>();
     AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::plus", [&] {
       const scalar_t* kd = k.data_ptr<scalar_t>();
       scalar_t* od = out.data_ptr<scalar_t>();
