@@ -26,7 +26,7 @@ std::vector<int64_t> with_rows(int64_t s, const std::vector<int64_t>& shape) {
 }  // namespace
 
 bool PatchesA::smaller_than_dense() const {
-  return kPatchShare * kernel_.size(2) * kernel_.size(3) < h_ * w_;
+  return kernel_.size(2) * kernel_.size(3) < h_ * w_;
 }
 
 bool PatchesA::fits(const std::vector<int64_t>& shape) {

@@ -44,10 +44,9 @@ class PatchesA final : public AMatrix {
   const at::Tensor& kernel() const { return kernel_; }
   const at::Tensor& origin() const { return origin_; }
 
-  /// True when a window covers at most 1/kPatchShare of the node's H x W positions: below
-  /// that, patches do less work than the dense rows (their window reads are gathers).
+  /// True when a window holds fewer positions than the node's H x W: then the patches are
+  /// smaller than the dense rows (a window as large as the node is worth making dense).
   bool smaller_than_dense() const;
-  static constexpr int64_t kPatchShare = 1;
 
   /// True when rows over `shape` can be patches (`[1.., C, H, W]` with at least C, H, W).
   static bool fits(const std::vector<int64_t>& shape);
