@@ -1,10 +1,13 @@
 #!/bin/sh
 # Usage: verify_timeout_mpi.sh TESSERA WORKDIR MPIRUN...
 # `verify --shard fsdp` at 2 ranks on a random 784 -> 1024 x 2 -> 10 MLP whose property
-# needs ReLU branch and bound, with a 3 s timeout: a branch-and-bound step outlasts it, so
-# the watchdog answers. The last line of stdout must be `timeout`, mpirun must exit 0 (a
-# rank that exits without MPI_Finalize would make mpirun fail the job), and the --json file
-# must say timeout too (the watchdog writes every file the run was asked for).
+# needs ReLU branch and bound, with a 3 s timeout (~2 s after start-up): the deadline falls
+# in the full alpha-CROWN stage or branch and bound, and either the ranks stop there
+# together or, when a step outlasts it, the watchdog answers. The last line of stdout must
+# be `timeout`, mpirun must exit 0 (a rank that exits without MPI_Finalize would make mpirun
+# fail the job), and the --json file must say timeout too (the watchdog writes every file
+# the run was asked for). About one run in seven crashed while each rank timed the run from
+# its own start (ShardedVerify.RunClockLengthIsRankZeros).
 set -eu
 tessera=$1 dir=$2
 shift 2

@@ -133,7 +133,7 @@ std::string incomplete_verification(const Graph& graph, const Property& property
   if (progress) progress(Progress{"alpha-crown", 0, 0, 0, clock.elapsed()});
   // every rank stops at the same step: rank 0's clock (agreed) decides
   const double start = clock.agreed(clock.elapsed());
-  const double budget = kFullAlphaShare * std::max(0.0, options.timeout - start);
+  const double budget = kFullAlphaShare * std::max(0.0, clock.seconds() - start);  // the same on every rank
   alpha.intermediate = true;
   alpha.stop = [&clock, start, budget] { return clock.expired() || clock.agreed(clock.elapsed()) - start > budget; };
   report_end(progress, "alpha-crown",

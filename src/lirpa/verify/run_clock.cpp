@@ -9,9 +9,10 @@
 namespace tessera::lirpa::detail {
 
 RunClock::RunClock(double seconds, std::shared_ptr<dist::Communicator> comm)
-    : start_(Clock::now()),
-      deadline_(start_ + std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6))),
-      comm_(std::move(comm)) {}
+    : comm_(std::move(comm)),
+      seconds_(agreed(seconds)),
+      start_(Clock::now()),
+      deadline_(start_ + std::chrono::microseconds(static_cast<int64_t>(seconds_ * 1e6))) {}
 
 bool RunClock::shared() const { return comm_ && comm_->size() > 1; }
 

@@ -5,7 +5,9 @@
 // same passes and takes part in the same collectives, so every decision that depends on
 // the clock (stop at the deadline, resize a batch) must come out the same on every rank:
 // rank 0 measures and broadcasts. Every call of `expired` or `agreed` is then itself a
-// collective, made at the same point on every rank. On one process it is a plain clock.
+// collective, made at the same point on every rank, and so is the constructor: the length of
+// the run is rank 0's too (each rank's own may differ, e.g. by how long it took to start).
+// On one process it is a plain clock.
 //
 //   RunClock clock(60.0, comm);          // 60 s from now
 //   while (!clock.expired()) { ... }     // the same answer on every rank
@@ -24,8 +26,11 @@ class RunClock {
  public:
   using Clock = std::chrono::steady_clock;
 
-  /// `seconds` from now; `comm` may be null (one process).
+  /// `seconds` from now (rank 0's `seconds` on every rank); `comm` may be null (one process).
   explicit RunClock(double seconds, std::shared_ptr<dist::Communicator> comm = nullptr);
+
+  /// The run's length in seconds, the same on every rank.
+  double seconds() const { return seconds_; }
 
   /// Whether the deadline has passed (rank 0's clock).
   bool expired() const;
@@ -41,8 +46,9 @@ class RunClock {
  private:
   bool shared() const;
 
-  Clock::time_point start_, deadline_;
   std::shared_ptr<dist::Communicator> comm_;
+  double seconds_;
+  Clock::time_point start_, deadline_;
 };
 
 }  // namespace tessera::lirpa::detail

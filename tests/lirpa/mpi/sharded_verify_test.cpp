@@ -21,6 +21,7 @@
 #include "lirpa/bab/relu_bab.h"
 #include "lirpa/mpi/relu_split_instance.h"
 #include "lirpa/random_nets.h"
+#include "lirpa/verify/run_clock.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
@@ -193,6 +194,22 @@ TEST(ShardedVerify, ChildBlocksGatherTheBatchInOrder) {
     EXPECT_FALSE(detail::on_every_rank(*comm, block, comm->rank() != 0));  // rank 0 always has children
     EXPECT_TRUE(detail::on_every_rank(*comm, block, !block.stand_in));     // a stand-in's verdict is ignored
   }
+}
+
+/// A run's length is rank 0's on every rank: `tessera verify` gives each rank the time left
+/// after its own start-up, which differs by milliseconds, and the full alpha-CROWN stage's
+/// share of it decides when the optimiser stops. With each rank's own length, one rank
+/// stopped a step before the other near the share's end and their collectives no longer
+/// matched (a weight all-gather against a clock broadcast: a corrupted heap, about one run in
+/// seven of cli_verify_timeout_np2_fsdp).
+TEST(ShardedVerify, RunClockLengthIsRankZeros) {
+  auto comm = dist::world();
+  detail::RunClock clock(30.0 + 0.001 * comm->rank(), comm);
+  EXPECT_EQ(clock.seconds(), 30.0);
+  EXPECT_FALSE(clock.expired());
+  detail::RunClock over(comm->rank() == 0 ? 0.0 : 30.0, comm);  // rank 0's deadline has passed
+  EXPECT_EQ(over.seconds(), 0.0);
+  EXPECT_TRUE(over.expired());
 }
 
 }  // namespace
