@@ -27,6 +27,7 @@
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
 #include "tessera/core/watchdog.h"
+#include "timeout_answer.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
@@ -68,15 +69,28 @@ void answer(const VerifyCli& o, const lirpa::VerifyResult& r) {
   std::cout << lirpa::verdict_name(r.verdict) << std::endl;
 }
 
-/// `--json FILE`: the verdict, its figures and every rank's memory.
+/// `--json FILE`'s contents: the verdict, its figures and every rank's memory.
+nlohmann::json verify_json(const VerifyCli& o, const lirpa::VerifyResult& r, int ranks,
+                           const std::vector<int64_t>& baseline, const std::vector<int64_t>& peak) {
+  return {{"verdict", lirpa::verdict_name(r.verdict)}, {"decided_by", r.decided_by},
+          {"reason", r.reason}, {"domains_visited", r.domains_visited}, {"seconds", r.seconds},
+          {"shard", o.shard}, {"ranks", ranks}, {"baseline_bytes", baseline}, {"peak_bytes", peak}};
+}
+
 void write_json(const VerifyCli& o, const lirpa::VerifyResult& r, int ranks, const std::vector<int64_t>& baseline,
                 const std::vector<int64_t>& peak) {
-  nlohmann::json j{{"verdict", lirpa::verdict_name(r.verdict)}, {"decided_by", r.decided_by},
-                   {"reason", r.reason}, {"domains_visited", r.domains_visited}, {"seconds", r.seconds},
-                   {"shard", o.shard}, {"ranks", ranks}, {"baseline_bytes", baseline}, {"peak_bytes", peak}};
   std::ofstream out(o.json);
   TESSERA_CHECK(out.good(), InvalidInput, "cannot write '", o.json, "'");
-  out << j.dump() << "\n";
+  out << verify_json(o, r, ranks, baseline, peak).dump() << "\n";
+}
+
+/// What the watchdog answers when the run overruns its timeout of `total` seconds.
+TimeoutAnswer timeout_answer(const VerifyCli& o, double total, int ranks) {
+  lirpa::VerifyResult r;
+  r.verdict = lirpa::Verdict::Timeout;
+  r.reason = "the run overran its timeout of " + std::to_string(total) + " s; stopped by the watchdog";
+  return TimeoutAnswer({o.results, o.json, o.quiet}, lirpa::results_text(r), verify_json(o, r, ranks, {}, {}),
+                       r.reason);
 }
 
 /// How long after the deadline the watchdog answers for a run that has not.
@@ -96,27 +110,18 @@ int run_verify(const VerifyCli& o) {
   opt.timeout = std::max(left, 1e-3);
   // the domains bounded so far, as the last progress report said (for the watchdog's answer)
   auto visited = std::make_shared<std::atomic<int64_t>>(0);
-  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&o, total, root, comm, visited] {
-    if (root) {  // rank 0 answers, in every file the run was asked for
-      lirpa::VerifyResult r;
-      r.verdict = lirpa::Verdict::Timeout;
-      r.seconds = core::seconds_since_process_start();
-      r.domains_visited = visited->load();
-      r.reason = "the run overran its timeout of " + std::to_string(total) + " s; stopped by the watchdog";
-      try {
-        if (!o.json.empty()) write_json(o, r, comm->size(), {}, {});
-        answer(o, r);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-      }
-      std::fflush(stdout);
-    }
-    if (comm->size() == 1) return;  // the watchdog exits with code 0
-    // Under mpirun a rank that exits without MPI_Finalize fails the job; the main threads
-    // may be inside a collective, so the job is ended by MPI_Abort with code 0 (mpirun then
-    // exits 0). Rank 0 does it once it has answered; the others only if it has not (gone).
+  // Prepared now: giving it allocates nothing, so a rank whose main thread is stuck answers.
+  const TimeoutAnswer on_timeout = timeout_answer(o, total, comm->size());
+  const std::string abort_message = "tessera verify: the watchdog ended every rank at the timeout";
+  core::AnswerWatchdog watchdog(left + kWatchdogGrace, [&on_timeout, &abort_message, root, comm, visited] {
+    // Under mpirun a rank that exits without MPI_Finalize fails the job, and the main threads
+    // may be inside a collective: the job is ended by MPI_Abort with code 0 (mpirun then exits
+    // 0). Rank 0 answers and ends it; another rank does both only if rank 0 has not ended the
+    // job kWatchdogAbortWait seconds later (its main thread and watchdog are stuck).
     if (!root) std::this_thread::sleep_for(std::chrono::seconds(kWatchdogAbortWait));
-    comm->abort(0, "tessera verify: the watchdog ended every rank at the timeout");
+    on_timeout.give(visited->load());
+    if (comm->size() == 1) return;  // the watchdog exits with code 0
+    comm->abort(0, abort_message);
   });
   const bool sharded = splits_parameters(shard, *comm);
   opt.shard_state = shard == lirpa::ShardMode::FsdpState;  // batches of sub-domains split across ranks
