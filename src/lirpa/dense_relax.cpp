@@ -137,8 +137,9 @@ void relax_kernel(const at::Tensor& a, const at::Tensor& dl, const at::Tensor& b
   T* bd = bias.data_ptr<T>();
   Rows<T> l(dl, s), u(du, s), lb(bl, s), ub(bu, s);
   at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      bd[i] = relax_row(ad + i * n, l.row(i, n), u.row(i, n), lb.row(i, n), ub.row(i, n), xd + i * n, n);
+    RowWalk<const T> lw(l.data, l.per_group, begin, n), uw(u.data, u.per_group, begin, n),
+        lbw(lb.data, lb.per_group, begin, n), ubw(ub.data, ub.per_group, begin, n);
+    for (int64_t i = begin; i < end; ++i) bd[i] = relax_row(ad + i * n, lw.next(), uw.next(), lbw.next(), ubw.next(), xd + i * n, n);
   });
 }
 

@@ -13,6 +13,21 @@
 
 namespace tessera::lirpa::detail {
 
+/// The rows of a [G, N] tensor read by rows i, i + 1, ... of A [S, N] (row i reads row
+/// i / per_group, per_group = S / G), one step at a time: no division per row.
+template <typename T>
+struct RowWalk {
+  T* at;
+  int64_t n, per_group, left;  // left: rows of A still reading `at`
+  RowWalk(T* data, int64_t per_group, int64_t i, int64_t n)
+      : at(data + (i / per_group) * n), n(n), per_group(per_group), left(per_group - i % per_group) {}
+  T* next() {
+    T* row = at;
+    if (--left == 0) at += n, left = per_group;
+    return row;
+  }
+};
+
 /// For A [S, node...] and a relaxation (each tensor over the node, or [G, node...] with G | S:
 /// row s reads group s / (S / G)): A_x = A+ d_l + A- d_u and, per row, the constant
 /// sum(A+ b_l) + sum(A- b_u), on the CPU; on a gradient tape (A or the relaxation requiring a

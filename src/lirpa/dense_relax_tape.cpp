@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include "dense_relax.h"
 
@@ -23,6 +24,46 @@ namespace tessera::lirpa::detail {
 namespace {
 
 using torch::autograd::variable_list;
+
+// One row of the backward pass, for A's row a, the upstream gradients x (of A_x's row) and b
+// (of its constant), and the row's relaxation lines lo, lb, up, ub (d_l, b_l, d_u, b_u):
+//   da   = [a >= 0] (x d_l + b b_l) + [a <= 0] (x d_u + b b_u)
+//   d0 += a+ x,  d1 += a+ b,  d2 += a- x,  d3 += a- b   (the group's gradients of the lines)
+// Branch-free, so it vectorises; compiled for AVX-512, AVX2 and the baseline on x86-64.
+template <typename T>
+[[gnu::always_inline]] inline void backward_row_body(const T* __restrict a, const T* __restrict x, T b,
+                                                   const T* __restrict lo, const T* __restrict lb,
+                                                   const T* __restrict up, const T* __restrict ub, T* __restrict da,
+                                                   T* __restrict d0, T* __restrict d1, T* __restrict d2,
+                                                   T* __restrict d3, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    const T v = a[j], g = x[j];
+    const T pos = std::max(v, T(0)), neg = std::min(v, T(0));
+    const T from_lower = g * lo[j] + b * lb[j], from_upper = g * up[j] + b * ub[j];  // both loaded: selects vectorise
+    da[j] = (v >= 0 ? from_lower : T(0)) + (v <= 0 ? from_upper : T(0));
+    d0[j] += pos * g;
+    d1[j] += pos * b;
+    d2[j] += neg * g;
+    d3[j] += neg * b;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TESSERA_RELAX_KERNEL __attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TESSERA_RELAX_KERNEL __attribute__((noinline))
+#endif
+
+TESSERA_RELAX_KERNEL void backward_row(const double* a, const double* x, double b, const double* lo, const double* lb,
+                                       const double* up, const double* ub, double* da, double* d0, double* d1,
+                                       double* d2, double* d3, int64_t n) {
+  backward_row_body(a, x, b, lo, lb, up, ub, da, d0, d1, d2, d3, n);
+}
+TESSERA_RELAX_KERNEL void backward_row(const float* a, const float* x, float b, const float* lo, const float* lb,
+                                       const float* up, const float* ub, float* da, float* d0, float* d1, float* d2,
+                                       float* d3, int64_t n) {
+  backward_row_body(a, x, b, lo, lb, up, ub, da, d0, d1, d2, d3, n);
+}
 
 template <typename T>
 void relax_backward_kernel(const at::Tensor& a, const std::array<at::Tensor, 4>& lines, const at::Tensor& gx,
@@ -42,22 +83,20 @@ void relax_backward_kernel(const at::Tensor& a, const std::array<at::Tensor, 4>&
   }
   // columns split between threads: every thread owns its columns of each group's sums
   at::parallel_for(0, n, std::max<int64_t>(64, 16384 / std::max<int64_t>(s, 1)), [&](int64_t j0, int64_t j1) {
+    const int64_t w = j1 - j0;
+    // outputs not asked for, and a missing upstream gradient (0), go through scratch rows
+    std::vector<T> zeros(xd ? 0 : w, T(0)), scratch(static_cast<size_t>(w) * 5);
+    std::vector<RowWalk<const T>> in;
+    std::vector<RowWalk<T>> grad;
+    for (int k = 0; k < 4; ++k) {
+      in.emplace_back(l[k] + j0, per_group[k], 0, n);
+      // a line's gradient not asked for: a scratch row, never moved on
+      grad.emplace_back(dl[k] ? dl[k] + j0 : scratch.data() + (k + 1) * w, dl[k] ? per_group[k] : s + 1, 0, n);
+    }
     for (int64_t i = 0; i < s; ++i) {
-      const T* ar = ad + i * n;
-      const T* lo = l[0] + (i / per_group[0]) * n;  // dl
-      const T* lb = l[1] + (i / per_group[1]) * n;  // bl
-      const T* up = l[2] + (i / per_group[2]) * n;  // du
-      const T* ub = l[3] + (i / per_group[3]) * n;  // bu
-      const T b = bd ? bd[i] : T(0);
-      for (int64_t j = j0; j < j1; ++j) {
-        const T v = ar[j], x = xd ? xd[i * n + j] : T(0);
-        const T pos = std::max(v, T(0)), neg = std::min(v, T(0));
-        if (dad) dad[i * n + j] = (v >= 0 ? x * lo[j] + b * lb[j] : T(0)) + (v <= 0 ? x * up[j] + b * ub[j] : T(0));
-        if (dl[0]) dl[0][(i / per_group[0]) * n + j] += pos * x;
-        if (dl[1]) dl[1][(i / per_group[1]) * n + j] += pos * b;
-        if (dl[2]) dl[2][(i / per_group[2]) * n + j] += neg * x;
-        if (dl[3]) dl[3][(i / per_group[3]) * n + j] += neg * b;
-      }
+      backward_row(ad + i * n + j0, xd ? xd + i * n + j0 : zeros.data(), bd ? bd[i] : T(0), in[0].next(),
+                   in[1].next(), in[2].next(), in[3].next(), dad ? dad + i * n + j0 : scratch.data(), grad[0].next(),
+                   grad[1].next(), grad[2].next(), grad[3].next(), w);
     }
   });
 }
