@@ -113,12 +113,6 @@ template <typename T>
   return sum;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TESSERA_RELAX_KERNEL __attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSERA_RELAX_KERNEL __attribute__((noinline))
-#endif
-
 TESSERA_RELAX_KERNEL double relax_row(const double* a, const double* l, const double* u, const double* lb,
                                       const double* ub, double* x, int64_t n) {
   return relax_row_body(a, l, u, lb, ub, x, n);
@@ -139,7 +133,8 @@ void relax_kernel(const at::Tensor& a, const at::Tensor& dl, const at::Tensor& b
   at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t begin, int64_t end) {
     RowWalk<const T> lw(l.data, l.per_group, begin, n), uw(u.data, u.per_group, begin, n),
         lbw(lb.data, lb.per_group, begin, n), ubw(ub.data, ub.per_group, begin, n);
-    for (int64_t i = begin; i < end; ++i) bd[i] = relax_row(ad + i * n, lw.next(), uw.next(), lbw.next(), ubw.next(), xd + i * n, n);
+    for (int64_t i = begin; i < end; ++i)
+      bd[i] = relax_row(ad + i * n, lw.next(), uw.next(), lbw.next(), ubw.next(), xd + i * n, n);
   });
 }
 

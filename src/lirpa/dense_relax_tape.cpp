@@ -48,12 +48,6 @@ template <typename T>
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TESSERA_RELAX_KERNEL __attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSERA_RELAX_KERNEL __attribute__((noinline))
-#endif
-
 TESSERA_RELAX_KERNEL void backward_row(const double* a, const double* x, double b, const double* lo, const double* lb,
                                        const double* up, const double* ub, double* da, double* d0, double* d1,
                                        double* d2, double* d3, int64_t n) {
