@@ -9,6 +9,8 @@
 #include <cmath>
 #include <vector>
 
+#include "tessera/core/cpu_clones.h"
+
 namespace tessera::lirpa::detail {
 namespace {
 
@@ -113,11 +115,11 @@ template <typename T>
   return sum;
 }
 
-TESSERA_RELAX_KERNEL double relax_row(const double* a, const double* l, const double* u, const double* lb,
+TESSERA_CPU_CLONES double relax_row(const double* a, const double* l, const double* u, const double* lb,
                                       const double* ub, double* x, int64_t n) {
   return relax_row_body(a, l, u, lb, ub, x, n);
 }
-TESSERA_RELAX_KERNEL float relax_row(const float* a, const float* l, const float* u, const float* lb, const float* ub,
+TESSERA_CPU_CLONES float relax_row(const float* a, const float* l, const float* u, const float* lb, const float* ub,
                                      float* x, int64_t n) {
   return relax_row_body(a, l, u, lb, ub, x, n);
 }

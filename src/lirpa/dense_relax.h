@@ -13,14 +13,6 @@
 
 namespace tessera::lirpa::detail {
 
-/// A row kernel of the one-pass relaxations: compiled for AVX-512, AVX2 + FMA and the baseline
-/// on x86-64 with gcc (the loader picks the one the processor runs), kept out of line.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TESSERA_RELAX_KERNEL __attribute__((noinline, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSERA_RELAX_KERNEL __attribute__((noinline))
-#endif
-
 /// The rows of a [G, N] tensor read by rows i, i + 1, ... of A [S, N] (row i reads row
 /// i / per_group, per_group = S / G), one step at a time: no division per row.
 template <typename T>

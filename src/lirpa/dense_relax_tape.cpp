@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dense_relax.h"
+#include "tessera/core/cpu_clones.h"
 
 namespace tessera::lirpa::detail {
 namespace {
@@ -48,12 +49,12 @@ template <typename T>
   }
 }
 
-TESSERA_RELAX_KERNEL void backward_row(const double* a, const double* x, double b, const double* lo, const double* lb,
+TESSERA_CPU_CLONES void backward_row(const double* a, const double* x, double b, const double* lo, const double* lb,
                                        const double* up, const double* ub, double* da, double* d0, double* d1,
                                        double* d2, double* d3, int64_t n) {
   backward_row_body(a, x, b, lo, lb, up, ub, da, d0, d1, d2, d3, n);
 }
-TESSERA_RELAX_KERNEL void backward_row(const float* a, const float* x, float b, const float* lo, const float* lb,
+TESSERA_CPU_CLONES void backward_row(const float* a, const float* x, float b, const float* lo, const float* lb,
                                        const float* up, const float* ub, float* da, float* d0, float* d1, float* d2,
                                        float* d3, int64_t n) {
   backward_row_body(a, x, b, lo, lb, up, ub, da, d0, d1, d2, d3, n);

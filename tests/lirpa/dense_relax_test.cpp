@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
 
 #include "lirpa/dense_relax.h"
 
@@ -101,6 +102,19 @@ TEST(LirpaDenseRelax, OnATapeGivesTheGradientsOfTheArithmetic) {
       }
     }
   }
+}
+
+// The walk over a relaxation's rows from any starting row of A (a thread's first row may
+// fall inside a group) reads row i / per_group at every step.
+TEST(LirpaDenseRelax, RowWalkReadsTheGroupOfEveryRow) {
+  const int64_t n = 5;
+  std::vector<double> data(200);
+  for (int64_t per_group : {1, 3, 7})
+    for (int64_t start = 0; start < 20; ++start) {
+      RowWalk<const double> walk(data.data(), per_group, start, n);
+      for (int64_t i = start; i < start + 30; ++i)
+        ASSERT_EQ(walk.next(), data.data() + (i / per_group) * n) << per_group << " " << start << " " << i;
+    }
 }
 
 TEST(LirpaDenseRelax, LeavesShapesAndInfinitiesToTheGeneralPath) {

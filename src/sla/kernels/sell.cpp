@@ -9,21 +9,15 @@
 #include <cmath>
 #include <numeric>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#include <immintrin.h>
-#define TESSERA_SELL_X86 1
-#endif
-
+#include "tessera/core/cpu_clones.h"
 #include "tessera/core/error.h"
+
+#ifdef TESSERA_CPU_CLONES_X86
+#include <immintrin.h>
+#endif
 
 namespace tessera::sla::detail {
 namespace {
-
-#ifdef TESSERA_SELL_X86
-#define TESSERA_SELL_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TESSERA_SELL_KERNEL
-#endif
 
 template <typename index_t>
 SellForm build_typed(const index_t* rp, const index_t* ci, const double* v, int64_t rows, int chunk, int64_t sigma) {
@@ -111,7 +105,7 @@ inline __attribute__((always_inline)) double in_order_fixed(const int64_t* sp, c
   return total;
 }
 
-#ifdef TESSERA_SELL_X86
+#ifdef TESSERA_CPU_CLONES_X86
 /// Rows in order, C = 8, AVX2: each full slice's 8 results go to y by two streaming stores
 /// (one whole 64-byte line when y is 64-byte aligned; the caller checks).
 __attribute__((target("avx2,fma"))) double in_order8_stream(const int64_t* sp, const double* v, const int32_t* c,
@@ -156,18 +150,18 @@ __attribute__((target("avx2,fma"))) double in_order8_stream(const int64_t* sp, c
 }
 #endif
 
-TESSERA_SELL_KERNEL double in_order4(const int64_t* sp, const double* v, const int32_t* c, const double* x, double* y,
+TESSERA_CPU_CLONES double in_order4(const int64_t* sp, const double* v, const int32_t* c, const double* x, double* y,
                                      int64_t rows, int64_t s0, int64_t s1, bool dot) {
   return in_order_fixed<4>(sp, v, c, x, y, rows, s0, s1, dot);
 }
 
-TESSERA_SELL_KERNEL double in_order8(const int64_t* sp, const double* v, const int32_t* c, const double* x, double* y,
+TESSERA_CPU_CLONES double in_order8(const int64_t* sp, const double* v, const int32_t* c, const double* x, double* y,
                                      int64_t rows, int64_t s0, int64_t s1, bool dot) {
   return in_order_fixed<8>(sp, v, c, x, y, rows, s0, s1, dot);
 }
 
 bool streams_available() {
-#ifdef TESSERA_SELL_X86
+#ifdef TESSERA_CPU_CLONES_X86
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return ok;
 #else
@@ -175,12 +169,12 @@ bool streams_available() {
 #endif
 }
 
-TESSERA_SELL_KERNEL double slices4(const int64_t* sp, const int32_t* row_of, const double* v, const int32_t* c,
+TESSERA_CPU_CLONES double slices4(const int64_t* sp, const int32_t* row_of, const double* v, const int32_t* c,
                                    const double* x, double* y, int64_t s0, int64_t s1, bool dot) {
   return slices_fixed<4>(sp, row_of, v, c, x, y, s0, s1, dot);
 }
 
-TESSERA_SELL_KERNEL double slices8(const int64_t* sp, const int32_t* row_of, const double* v, const int32_t* c,
+TESSERA_CPU_CLONES double slices8(const int64_t* sp, const int32_t* row_of, const double* v, const int32_t* c,
                                    const double* x, double* y, int64_t s0, int64_t s1, bool dot) {
   return slices_fixed<8>(sp, row_of, v, c, x, y, s0, s1, dot);
 }
@@ -244,7 +238,7 @@ double sell_slices(const SellForm& f, const double* x, double* y, int64_t s0, in
   const int32_t* c = f.cols.data_ptr<int32_t>();
   const int64_t* sp = f.slice_ptr.data();
   if (f.in_order()) {
-#ifdef TESSERA_SELL_X86
+#ifdef TESSERA_CPU_CLONES_X86
     if (f.chunk == 8 && streams_available() && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
       return in_order8_stream(sp, v, c, x, y, f.rows, s0, s1, dot);
     }
