@@ -177,6 +177,25 @@ TEST(LirpaBab, PaddingGroupsPartitionTheBoxesAndSaveRows) {
   EXPECT_EQ(padding_groups(at::arange(60, at::kLong)).size(), 1u);  // fewer than 2 x 32 boxes
 }
 
+// PGD's random starts: all in the box, reproducible from the seed; the first half strictly
+// inside, in the second half about a quarter of the inputs at each end of their range.
+TEST(LirpaBab, RandomStartsHalfOnTheBoxsFaces) {
+  at::Tensor l = at::tensor({-1.0, 0.0, 2.0, -0.5}, at::kDouble), u = at::tensor({1.0, 0.5, 3.0, 0.5}, at::kDouble);
+  const int64_t n = 4000;
+  at::Tensor x = random_starts(l, u, n, 7);
+  ASSERT_EQ(x.sizes(), (at::IntArrayRef{n, 4}));
+  EXPECT_TRUE(at::equal(x, random_starts(l, u, n, 7)));
+  EXPECT_FALSE(at::equal(x, random_starts(l, u, n, 8)));
+  EXPECT_TRUE((x >= l).all().item<bool>() && (x <= u).all().item<bool>());
+  at::Tensor at_lower = x == l, at_upper = x == u;
+  EXPECT_EQ(at_lower.narrow(0, 0, n / 2).sum().item<int64_t>() + at_upper.narrow(0, 0, n / 2).sum().item<int64_t>(), 0);
+  const double lower_share = at_lower.narrow(0, n / 2, n / 2).to(at::kDouble).mean().item<double>();
+  const double upper_share = at_upper.narrow(0, n / 2, n / 2).to(at::kDouble).mean().item<double>();
+  EXPECT_NEAR(lower_share, 0.25, 0.02);  // 8,000 inputs: the standard deviation is 0.005
+  EXPECT_NEAR(upper_share, 0.25, 0.02);
+  EXPECT_EQ(random_starts(l, u, 1, 0).size(0), 1);  // one start: uniform
+}
+
 // PGD with one box per row (the loop shared by pgd_attack and the local attack of input
 // splitting): every row stays in its own box and reaches that box's minimiser of
 // max_k (c_k y - rhs_k) for y = x (c = I, rhs = 0: the largest coordinate), here the box's

@@ -45,13 +45,25 @@ PgdRows pgd_rows(const BatchFn& f, const at::Tensor& lower, const at::Tensor& up
   return best;
 }
 
+at::Tensor random_starts(const at::Tensor& lower, const at::Tensor& upper, int64_t n, uint64_t seed) {
+  at::Tensor l = lower.to(at::kDouble).reshape({1, -1}), u = upper.to(at::kDouble).reshape({1, -1});
+  auto gen = at::detail::createCPUGenerator(seed);
+  at::Tensor t = at::rand({n, l.size(1)}, gen, at::kDouble);  // t ~ U[0, 1): x = l + t (u - l)
+  const int64_t faces = n / 2;                                  // the last n / 2 rows
+  if (faces > 0) {
+    at::Tensor side = at::rand({faces, l.size(1)}, gen, at::kDouble);
+    at::Tensor tf = t.narrow(0, n - faces, faces);
+    // each input at its lower end (side < 1/4), its upper end (side >= 3/4), or left uniform
+    tf.copy_(at::where(side < 0.25, at::zeros_like(tf), at::where(side >= 0.75, at::ones_like(tf), tf)));
+  }
+  return l + (u - l) * t;
+}
+
 AttackResult pgd_attack(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& c,
                         const at::Tensor& rhs, const AttackOptions& options, const at::Tensor& starts,
                         const std::function<bool()>& expired) {
   at::Tensor l = lower.to(at::kDouble).reshape({1, -1}), u = upper.to(at::kDouble).reshape({1, -1});
-  auto gen = at::detail::createCPUGenerator(options.seed);
-  at::Tensor x = l + (u - l) * at::rand({options.restarts, l.size(1)}, gen, at::kDouble);  // uniform in the box
-  x = at::cat({x, (l + u) / 2});
+  at::Tensor x = at::cat({random_starts(l, u, options.restarts, options.seed), (l + u) / 2});
   if (starts.defined() && starts.numel() > 0) x = at::cat({x, starts.to(at::kDouble)});
   PgdRows r = pgd_rows(f, l, u, x, c, rhs, options.steps, options.step, 0.01, expired);  // l, u broadcast over rows
   auto [v, i] = r.value.min(0);

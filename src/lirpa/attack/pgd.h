@@ -34,7 +34,15 @@ PgdRows pgd_rows(const BatchFn& f, const at::Tensor& lower, const at::Tensor& up
                  const at::Tensor& c, const at::Tensor& rhs, int steps, double step, double last_fraction,
                  const std::function<bool()>& expired = {});
 
-/// Runs PGD from `options.restarts` points (uniform in the box, the centre, and `starts`
+/// `n` random starting points [n, n_in] in the box [lower, upper] ([n_in] each), reproducible
+/// from `seed`: the first n - n/2 uniform; in the last n/2 each input is at its lower end
+/// with probability 1/4, at its upper end with probability 1/4, else uniform. The margin of
+/// a ReLU network is piecewise linear, so its minimum over the box lies at a vertex of a
+/// linear region, often on the box's faces, which signed-gradient steps from inside reach
+/// only for some starts (ACAS Xu 1_9 prop_7: bench/history/2026-12-04-lirpa-attack-faces.md).
+at::Tensor random_starts(const at::Tensor& lower, const at::Tensor& upper, int64_t n, uint64_t seed);
+
+/// Runs PGD from `options.restarts` points (random_starts, the centre, and `starts`
 /// [M, n_in] if given), returning the best point: pgd_rows with the one box for every row,
 /// `options.steps` steps decaying to 1/100 of `options.step`. Stops early at a value <= 0 or
 /// when `expired()` says so.
