@@ -180,7 +180,8 @@ TEST(LirpaBab, PaddingGroupsPartitionTheBoxesAndSaveRows) {
 // PGD's random starts: all in the box, reproducible from the seed; the first half strictly
 // inside, in the second half about a quarter of the inputs at each end of their range.
 TEST(LirpaBab, RandomStartsHalfOnTheBoxsFaces) {
-  at::Tensor l = at::tensor({-1.0, 0.0, 2.0, -0.5}, at::kDouble), u = at::tensor({1.0, 0.5, 3.0, 0.5}, at::kDouble);
+  at::Tensor l = at::tensor({-1.0, 0.0, 2.0, -0.328422877}, at::kDouble);
+  at::Tensor u = at::tensor({1.0, 0.1, 3.0, 0.679857769}, at::kDouble);  // ends l + (u - l) would miss
   const int64_t n = 4000;
   at::Tensor x = random_starts(l, u, n, 7);
   ASSERT_EQ(x.sizes(), (at::IntArrayRef{n, 4}));

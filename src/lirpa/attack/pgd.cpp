@@ -48,15 +48,15 @@ PgdRows pgd_rows(const BatchFn& f, const at::Tensor& lower, const at::Tensor& up
 at::Tensor random_starts(const at::Tensor& lower, const at::Tensor& upper, int64_t n, uint64_t seed) {
   at::Tensor l = lower.to(at::kDouble).reshape({1, -1}), u = upper.to(at::kDouble).reshape({1, -1});
   auto gen = at::detail::createCPUGenerator(seed);
-  at::Tensor t = at::rand({n, l.size(1)}, gen, at::kDouble);  // t ~ U[0, 1): x = l + t (u - l)
-  const int64_t faces = n / 2;                                  // the last n / 2 rows
+  at::Tensor x = l + (u - l) * at::rand({n, l.size(1)}, gen, at::kDouble);  // uniform in the box
+  const int64_t faces = n / 2;                                                 // the last n / 2 rows
   if (faces > 0) {
     at::Tensor side = at::rand({faces, l.size(1)}, gen, at::kDouble);
-    at::Tensor tf = t.narrow(0, n - faces, faces);
-    // each input at its lower end (side < 1/4), its upper end (side >= 3/4), or left uniform
-    tf.copy_(at::where(side < 0.25, at::zeros_like(tf), at::where(side >= 0.75, at::ones_like(tf), tf)));
+    at::Tensor xf = x.narrow(0, n - faces, faces);
+    // each input at its lower end (side < 1/4), exactly; its upper end (side >= 3/4); else as drawn
+    xf.copy_(at::where(side < 0.25, l.expand_as(xf), at::where(side >= 0.75, u.expand_as(xf), xf)));
   }
-  return l + (u - l) * t;
+  return x;
 }
 
 AttackResult pgd_attack(const BatchFn& f, const at::Tensor& lower, const at::Tensor& upper, const at::Tensor& c,
