@@ -69,9 +69,8 @@ bool run_attack(Run& run) {
 
 // Escalating PGD on every open disjunct while branch and bound runs. Some counterexamples lie
 // in regions too small for the first attack's few restarts, and behind a disjunct whose proof
-// does not end (branch and bound takes the disjuncts one after another): ACAS Xu 1_9 prop_7
-// was found by 30,000 restarts of 40 steps, 2_9 prop_8 by 4,000 (bench/RESULTS.md; in session
-// 11, 1_9 prop_7's counterexample was one of the fourth round's 32,000 random starts). Round k
+// does not end (branch and bound takes the disjuncts one after another): ACAS Xu 2_9 prop_8
+// is found by the first round (bench/RESULTS.md). Round k
 // (k = 0, 1, ...) runs kFirstRestarts * 2^k random starts (capped), after 4 s of branch and
 // bound and only while the rounds' time stays within kShare of the time since then, so
 // instances decided in seconds do not pay for it. The rounds' PGD runs in float32 through the
