@@ -197,6 +197,21 @@ TEST(LirpaBab, RandomStartsHalfOnTheBoxsFaces) {
   EXPECT_EQ(random_starts(l, u, 1, 0).size(0), 1);  // one start: uniform
 }
 
+// A counterexample only at the box's face x0 = 1: everywhere else the gradient leads to x0 = -1,
+// where the value is 1. Uniform starts land within 0.001 of the face with probability 5e-4
+// each; pgd_attack's face starts put x0 there with probability 1/4 each.
+TEST(LirpaBab, PgdAttackFindsACounterexampleOnlyOnAFace) {
+  BatchFn f = [](const at::Tensor& x) {
+    at::Tensor x0 = x.select(1, 0);
+    return (2.0 + x0 + 0.1 * x.select(1, 1) - 1e4 * at::relu(x0 - 0.999)).unsqueeze(1);  // -7 at x0 = 1
+  };
+  at::Tensor l = at::full({2}, -1.0, at::kDouble), u = at::full({2}, 1.0, at::kDouble);
+  AttackOptions ao;  // 32 restarts, 60 steps, seed 0
+  AttackResult r = pgd_attack(f, l, u, at::ones({1, 1}, at::kDouble), at::zeros({1}, at::kDouble), ao);
+  EXPECT_LE(r.value, 0.0);
+  EXPECT_GE(r.x[0].item<double>(), 0.9997);
+}
+
 // PGD with one box per row (the loop shared by pgd_attack and the local attack of input
 // splitting): every row stays in its own box and reaches that box's minimiser of
 // max_k (c_k y - rhs_k) for y = x (c = I, rhs = 0: the largest coordinate), here the box's
