@@ -6,6 +6,7 @@
 
 #include <array>
 
+#include "conv_transpose_rows.h"
 #include "dense_relax.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/patches_a.h"
@@ -35,7 +36,7 @@ APtr AMatrix::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const s
     out_pad[i] = in_shape[in_shape.size() - 2 + i] - full;  // rows/cols the strided forward never read
   }
   // A_x = W^T * A_y (transposed convolution of every row)
-  at::Tensor ax = at::conv_transpose2d(a4, w.to(dtype), {}, g.stride, g.pad, out_pad, g.groups, g.dilation);
+  at::Tensor ax = detail::conv_transpose_any(a4, w.to(dtype), g.stride, g.pad, out_pad, g.dilation, g.groups);
   std::vector<int64_t> full{ad.size(0)};
   full.insert(full.end(), in_shape.begin(), in_shape.end());
   return DenseA::make(ax.reshape(full));
@@ -209,14 +210,30 @@ at::Tensor times_grouped(const at::Tensor& a, const at::Tensor& t) {
   return (a.reshape(grouped) * t.unsqueeze(1)).reshape(a.sizes());  // A[g, r] * t[g]
 }
 
-APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype) {
+bool held_alone(const at::Tensor& t) {
+  return t.defined() && t.use_count() == 1 && t.storage().use_count() == 1 && !t.requires_grad();
+}
+
+namespace {
+
+/// a's dense rows, a released first: a tensor nobody else holds stays held alone.
+at::Tensor dense_of(APtr&& a, at::ScalarType dtype) {
+  at::Tensor d = a->dense(dtype);
+  a.reset();
+  return d;
+}
+
+}  // namespace
+
+APtr add_a(APtr a, APtr b, at::ScalarType dtype) {
   if (!a) return b;
   if (!b) return a;
   if (APtr p = add_patches(a, b, dtype)) return p;
-  if (auto pb = std::dynamic_pointer_cast<const PatchesA>(b)) return DenseA::make(pb->plus(a->dense(dtype)));
-  if (auto pa = std::dynamic_pointer_cast<const PatchesA>(a)) return DenseA::make(pa->plus(b->dense(dtype)));
-  at::Tensor da = a->dense(dtype);
-  return DenseA::make(da + b->dense(dtype).reshape(da.sizes()));  // A = A_a + A_b
+  if (auto pb = std::dynamic_pointer_cast<const PatchesA>(b)) return DenseA::make(pb->plus(dense_of(std::move(a), dtype)));
+  if (auto pa = std::dynamic_pointer_cast<const PatchesA>(a)) return DenseA::make(pa->plus(dense_of(std::move(b), dtype)));
+  at::Tensor da = dense_of(std::move(a), dtype), db = dense_of(std::move(b), dtype).reshape(da.sizes());
+  if (held_alone(da) && da.is_contiguous() && !db.requires_grad()) return DenseA::make(da.add_(db));  // in place
+  return DenseA::make(da + db);  // A = A_a + A_b
 }
 
 }  // namespace tessera::lirpa

@@ -87,7 +87,7 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
   for (int id = start; id >= 1; --id) {
     if (state.extra_rows) {
       auto it = state.extra_rows->find(id);
-      if (it != state.extra_rows->end()) acc[id] = add_a(acc[id], DenseA::make(it->second), env.dtype);
+      if (it != state.extra_rows->end()) acc[id] = add_a(std::move(acc[id]), DenseA::make(it->second), env.dtype);
     }
     if (!acc[id]) continue;
     if (state.record && state.record->count(id)) (*state.record)[id] = acc[id];
@@ -105,11 +105,12 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
       if (it != state.alpha.end()) ctx.alpha = it->second;
     }
     Backward back = node.op->backward(env, acc[id], ctx);
+    acc[id].reset();  // before the sums: a view handed on (a reshape) is then its storage's only holder
     if (back.bias.defined()) bias = bias + back.bias;  // constant terms collected on the way
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (back.inputs.at(k)) acc[node.inputs[k]] = add_a(acc[node.inputs[k]], back.inputs[k], env.dtype);
+      // both taken: rows held only here are added into in place
+      if (back.inputs.at(k)) acc[node.inputs[k]] = add_a(std::move(acc[node.inputs[k]]), std::move(back.inputs[k]), env.dtype);
     }
-    acc[id].reset();
   }
   if (state.record && state.record->count(0)) (*state.record)[0] = acc[0];
   if (!acc[0]) return bias;

@@ -7,7 +7,9 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "conv_transpose_rows.h"
 #include "dense_relax.h"
 #include "tessera/core/error.h"
 
@@ -23,7 +25,62 @@ std::vector<int64_t> with_rows(int64_t s, const std::vector<int64_t>& shape) {
   return out;
 }
 
+// t over the node [1.., C, H, W], or [G, node...]: as [G, C, H*W]
+at::Tensor grouped(const at::Tensor& t, const std::vector<int64_t>& shape, int64_t g) {
+  const int64_t c = shape[shape.size() - 3], hw = shape[shape.size() - 2] * shape[shape.size() - 1];
+  if (g == 1) {
+    at::Tensor shared = t.dim() == static_cast<int64_t>(shape.size()) + 1 ? t.select(0, 0) : t;
+    return shared.expand(shape).reshape({1, c, hw});
+  }
+  return t.expand(with_rows(g, shape)).reshape({g, c, hw});
+}
+
+// Over each row's window, the entries inside the node only (row s reads group s / (S / G)):
+//   out[s] = sum_{c,i,j} K[s,c,i,j] v[g, c, y_s+i, x_s+j] - |K[s,c,i,j]| r[g, c, y_s+i, x_s+j]
+// (the second sum only where r is given), without the windows' copies.
+template <typename T>
+void window_dots(const T* k, const int64_t* o, const T* v, const T* r, T* out, int64_t s, int64_t per_group,
+                 int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw) {
+  at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c * kh * kw, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t y0 = o[2 * i], x0 = o[2 * i + 1], group = i / per_group;
+      const int64_t a0 = std::clamp<int64_t>(-y0, 0, kh), a1 = std::clamp<int64_t>(h - y0, a0, kh);
+      const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w - x0, j0, kw);
+      T dot = 0, spread = 0;
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t a = a0; a < a1; ++a) {
+          const T* kr = k + ((i * c + ch) * kh + a) * kw;
+          const int64_t at_node = ((group * c + ch) * h + y0 + a) * w + x0;  // node row y0 + a, column x0
+          for (int64_t j = j0; j < j1; ++j) dot += kr[j] * v[at_node + j];
+          if (r != nullptr)
+            for (int64_t j = j0; j < j1; ++j) spread += std::abs(kr[j]) * r[at_node + j];
+        }
+      out[i] = dot - spread;
+    }
+  });
+}
+
 }  // namespace
+
+at::Tensor PatchesA::fused_window_dots(const at::Tensor& v, const at::Tensor& r) const {
+  const at::ScalarType dtype = kernel_.scalar_type();
+  const bool recorded =
+      at::GradMode::is_enabled() && (kernel_.requires_grad() || v.requires_grad() || (r.defined() && r.requires_grad()));
+  if (recorded || !kernel_.device().is_cpu() || (dtype != at::kDouble && dtype != at::kFloat)) return {};
+  const int64_t s = rows(), g = row_groups(v, shape_.size(), s);
+  if (r.defined() && row_groups(r, shape_.size(), s) != g) return {};
+  at::Tensor vg = grouped(v.to(dtype), shape_, g).contiguous();
+  at::Tensor rg = r.defined() ? grouped(r.to(dtype), shape_, g).contiguous() : at::Tensor();
+  at::Tensor k = kernel_.contiguous(), corners = origin_.contiguous();
+  at::Tensor out = at::empty({s}, k.options());
+  if (s == 0) return out;
+  AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::window_dots", [&] {
+    window_dots<scalar_t>(k.data_ptr<scalar_t>(), corners.data_ptr<int64_t>(), vg.data_ptr<scalar_t>(),
+                          rg.defined() ? rg.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>(), s, s / g, c_, h_,
+                          w_, k.size(2), k.size(3));
+  });
+  return out;
+}
 
 bool PatchesA::smaller_than_dense() const {
   return kernel_.size(2) * kernel_.size(3) < h_ * w_;
@@ -59,13 +116,7 @@ PatchesA::PatchesA(std::vector<int64_t> shape, at::Tensor kernel, at::Tensor ori
 at::Tensor PatchesA::windows(const at::Tensor& t) const {
   const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3), hw = h_ * w_;
   const int64_t g = row_groups(t, shape_.size(), s);
-  at::Tensor base;  // [G, C, H*W]
-  if (g == 1) {
-    at::Tensor shared = t.dim() == static_cast<int64_t>(shape_.size()) + 1 ? t.select(0, 0) : t;
-    base = shared.expand(shape_).reshape({1, c_, hw});
-  } else {
-    base = t.expand(with_rows(g, shape_)).reshape({g, c_, hw});
-  }
+  at::Tensor base = grouped(t, shape_, g);  // [G, C, H*W]
   // every window of the zero-padded node once (im2col), then each row's by its corner: when
   // the rows are at least as many as the windows, contiguous copies beat per-entry gathers
   const int64_t hp = h_ + pad_[0] + pad_[1], wp = w_ + pad_[2] + pad_[3];
@@ -104,41 +155,86 @@ at::Tensor PatchesA::windows(const at::Tensor& t) const {
 
 at::Tensor PatchesA::masked_kernel() const {
   if (!(pad_[0] || pad_[1] || pad_[2] || pad_[3])) return kernel_;
-  at::Tensor ones = at::ones(shape_, kernel_.options());
-  return kernel_ * windows(ones);  // zero the entries outside the node
+  const at::ScalarType dtype = kernel_.scalar_type();
+  if ((at::GradMode::is_enabled() && kernel_.requires_grad()) || !kernel_.device().is_cpu() ||
+      (dtype != at::kDouble && dtype != at::kFloat)) {
+    at::Tensor ones = at::ones(shape_, kernel_.options());
+    return kernel_ * windows(ones);  // zero the entries outside the node
+  }
+  // a copy with each row's entries outside the node set to zero, row by row
+  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+  at::Tensor out = kernel_.contiguous().clone(), corners = origin_.contiguous();
+  const int64_t* o = corners.data_ptr<int64_t>();
+  AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::masked_kernel", [&] {
+    scalar_t* kd = out.data_ptr<scalar_t>();
+    at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c_ * kh * kw, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t y0 = o[2 * i], x0 = o[2 * i + 1];
+        const int64_t a0 = std::clamp<int64_t>(-y0, 0, kh), a1 = std::clamp<int64_t>(h_ - y0, a0, kh);
+        const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w_ - x0, j0, kw);
+        if (a0 == 0 && a1 == kh && j0 == 0 && j1 == kw) continue;  // the window lies inside the node
+        for (int64_t ch = 0; ch < c_; ++ch)
+          for (int64_t a = 0; a < kh; ++a) {
+            scalar_t* kr = kd + ((i * c_ + ch) * kh + a) * kw;
+            if (a < a0 || a >= a1) {
+              std::fill(kr, kr + kw, scalar_t(0));
+            } else {
+              std::fill(kr, kr + j0, scalar_t(0));
+              std::fill(kr + j1, kr + kw, scalar_t(0));
+            }
+          }
+      }
+    });
+  });
+  return out;
 }
 
 at::Tensor PatchesA::dense(at::ScalarType dtype) const {
-  return plus(at::zeros(with_rows(rows(), shape_), kernel_.options().dtype(dtype)));
+  at::Tensor out = at::zeros(with_rows(rows(), shape_), kernel_.options().dtype(dtype));
+  if (!adds_in_place(out)) return plus(out);
+  add_into(out);  // no gradient recorded: the kernels added into the zeros
+  return out;
 }
 
-at::Tensor PatchesA::plus(const at::Tensor& d) const {
-  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+bool PatchesA::adds_in_place(const at::Tensor& d) const {
   const at::ScalarType dtype = d.scalar_type();
   const bool recorded = at::GradMode::is_enabled() && (kernel_.requires_grad() || d.requires_grad());
-  if (!recorded && d.device().is_cpu() && (dtype == at::kDouble || dtype == at::kFloat)) {
-    // out = d, then each row's kernel entries inside the node added at their positions
-    at::Tensor out = d.to(dtype).contiguous().clone().reshape({s, c_, h_, w_});
-    at::Tensor k = kernel_.to(dtype).contiguous(), corners = origin_.contiguous();
-    const int64_t* o = corners.data_ptr<int64_t>();
-    AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::plus", [&] {
-      const scalar_t* kd = k.data_ptr<scalar_t>();
-      scalar_t* od = out.data_ptr<scalar_t>();
-      at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c_ * kh * kw, 1)), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t y0 = o[2 * i], x0 = o[2 * i + 1];
-          const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w_ - x0, j0, kw);
-          for (int64_t ch = 0; ch < c_; ++ch) {
-            for (int64_t a = std::max<int64_t>(0, -y0); a < std::min<int64_t>(kh, h_ - y0); ++a) {
-              const scalar_t* kr = kd + ((i * c_ + ch) * kh + a) * kw;
-              const int64_t at_node = ((i * c_ + ch) * h_ + y0 + a) * w_ + x0;  // node row y0 + a, column x0
-              for (int64_t j = j0; j < j1; ++j) od[at_node + j] += kr[j];
-            }
+  return !recorded && d.device().is_cpu() && (dtype == at::kDouble || dtype == at::kFloat);
+}
+
+void PatchesA::add_into(at::Tensor& out) const {
+  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+  const at::ScalarType dtype = out.scalar_type();
+  TESSERA_CHECK(adds_in_place(out) && out.is_contiguous(), InvalidInput, "PatchesA::add_into needs contiguous CPU rows");
+  // each row's kernel entries inside the node added at their positions
+  at::Tensor k = kernel_.to(dtype).contiguous(), corners = origin_.contiguous();
+  const int64_t* o = corners.data_ptr<int64_t>();
+  AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::add_into", [&] {
+    const scalar_t* kd = k.data_ptr<scalar_t>();
+    scalar_t* od = out.data_ptr<scalar_t>();
+    at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c_ * kh * kw, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t y0 = o[2 * i], x0 = o[2 * i + 1];
+        const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w_ - x0, j0, kw);
+        for (int64_t ch = 0; ch < c_; ++ch) {
+          for (int64_t a = std::max<int64_t>(0, -y0); a < std::min<int64_t>(kh, h_ - y0); ++a) {
+            const scalar_t* kr = kd + ((i * c_ + ch) * kh + a) * kw;
+            const int64_t at_node = ((i * c_ + ch) * h_ + y0 + a) * w_ + x0;  // node row y0 + a, column x0
+            for (int64_t j = j0; j < j1; ++j) od[at_node + j] += kr[j];
           }
         }
-      });
+      }
     });
-    return out.reshape(with_rows(s, shape_));
+  });
+}
+
+at::Tensor PatchesA::plus(at::Tensor d) const {
+  const int64_t s = rows(), kh = kernel_.size(2), kw = kernel_.size(3);
+  const at::ScalarType dtype = d.scalar_type();
+  if (adds_in_place(d)) {  // no gradient recorded: out = d (itself when held alone), then the kernels added
+    at::Tensor sum = held_alone(d) && d.is_contiguous() ? std::move(d) : d.contiguous().clone();
+    add_into(sum);
+    return sum;
   }
   at::Tensor out = at::zeros({s, c_, h_ + pad_[0] + pad_[1], w_ + pad_[2] + pad_[3]}, kernel_.options().dtype(dtype));
   at::Tensor r = at::arange(s, origin_.options()).view({s, 1, 1});
@@ -146,18 +242,21 @@ at::Tensor PatchesA::plus(const at::Tensor& d) const {
   at::Tensor ix = (origin_.select(1, 1) + pad_[2]).view({s, 1, 1}) + at::arange(kw, origin_.options()).view({1, 1, kw});
   out.index_put_({r, Slice(), iy, ix}, kernel_.to(dtype).permute({0, 2, 3, 1}));  // out[s, :, y_s+i, x_s+j] = K
   out = out.slice(2, pad_[0], pad_[0] + h_).slice(3, pad_[2], pad_[2] + w_);
-  return d.to(dtype) + out.reshape(with_rows(s, shape_));
+  return d + out.reshape(with_rows(s, shape_));
 }
 
 at::Tensor PatchesA::contract(const at::Tensor& v) const {
   // sum_{c,i,j} K[s,c,i,j] v[c, y_s+i, x_s+j]
+  if (at::Tensor fused = fused_window_dots(v, {}); fused.defined()) return fused;  // no gradient recorded
   return (kernel_ * windows(v.to(kernel_.scalar_type()))).sum({1, 2, 3});
 }
 
 at::Tensor PatchesA::concretize_lower(const at::Tensor& l, const at::Tensor& u) const {
   // min_x A x = A c - |A| r over the window (c, r zero outside the node; the box of each row's group)
   at::Tensor lf = l.to(kernel_.scalar_type()), uf = u.to(kernel_.scalar_type());
-  at::Tensor wc = windows((lf + uf) / 2), wr = windows((uf - lf) / 2);
+  at::Tensor center = (lf + uf) / 2, radius = (uf - lf) / 2;
+  if (at::Tensor fused = fused_window_dots(center, radius); fused.defined()) return fused;  // no gradient recorded
+  at::Tensor wc = windows(center), wr = windows(radius);
   return (kernel_ * wc).sum({1, 2, 3}) - (kernel_.abs() * wr).sum({1, 2, 3});
 }
 
@@ -186,8 +285,8 @@ APtr PatchesA::through_conv(const at::Tensor& w, const Conv2dGeometry& g, const 
   if (!fits(in_shape)) return AMatrix::through_conv(w, g, in_shape, dtype);
   // window of the input read by the window of the output: K_x = conv^T(K_y) (no padding),
   // its corner at y_s * stride - pad
-  at::Tensor kx = at::conv_transpose2d(masked_kernel().to(dtype), w.to(dtype), {}, g.stride, {0, 0}, {0, 0}, g.groups,
-                                       g.dilation);
+  at::Tensor kx = detail::conv_transpose_any(masked_kernel().to(dtype), w.to(dtype), g.stride, {0, 0}, {0, 0},
+                                             g.dilation, g.groups);
   at::Tensor step = at::tensor(g.stride, at::kLong).view({1, 2}), pad = at::tensor(g.pad, at::kLong).view({1, 2});
   auto out = std::make_shared<PatchesA>(in_shape, kx, origin_ * step - pad);
   if (!out->smaller_than_dense()) return DenseA::make(out->dense(dtype));
@@ -205,7 +304,7 @@ std::shared_ptr<const PatchesA> patches_of(const APtr& a, at::ScalarType dtype) 
 
 }  // namespace
 
-APtr add_patches(const APtr& a, const APtr& b, at::ScalarType dtype) {
+APtr add_patches(APtr& a, APtr& b, at::ScalarType dtype) {
   if (a->rows() != b->rows() || a->rows() == 0 || a->node_shape() != b->node_shape()) return nullptr;
   auto pa = patches_of(a, dtype);
   auto pb = pa ? patches_of(b, dtype) : nullptr;
@@ -218,12 +317,32 @@ APtr add_patches(const APtr& a, const APtr& b, at::ScalarType dtype) {
   // union window [top, bottom) x [left, right) in a's window coordinates
   const int64_t top = std::min<int64_t>(0, ry), left = std::min<int64_t>(0, rx);
   const int64_t bottom = std::max(ka.size(2), ry + kb.size(2)), right = std::max(ka.size(3), rx + kb.size(3));
-  // K = pad(K_a) + pad(K_b), each placed at its corner in the union window
-  at::Tensor k = at::constant_pad_nd(ka.to(dtype), {-left, right - ka.size(3), -top, bottom - ka.size(2)}) +
-                 at::constant_pad_nd(kb.to(dtype), {rx - left, right - rx - kb.size(3), ry - top, bottom - ry - kb.size(2)});
+  const auto& node = pa->node_shape();
+  if ((bottom - top) * (right - left) >= node[node.size() - 2] * node[node.size() - 1]) return nullptr;  // as dense
+  // K = K_a + K_b, each placed at its corner in the union window: a copy of the kernel whose
+  // window is the union with the other added into its place, else both placed into zeros
+  auto place = [](at::Tensor& k, const at::Tensor& src, int64_t y, int64_t x) {
+    return k.narrow(2, y, src.size(2)).narrow(3, x, src.size(3));
+  };
+  at::Tensor a_k = ka.to(dtype), b_k = kb.to(dtype), a_origin = pa->origin();
+  const std::vector<int64_t> node_shape = node;
+  const bool a_union = top == 0 && left == 0 && bottom == ka.size(2) && right == ka.size(3);
+  const bool b_union = top == ry && left == rx && bottom == ry + kb.size(2) && right == rx + kb.size(3);
+  pa.reset(), pb.reset(), a.reset(), b.reset();  // a kernel nobody else holds is now held alone (ka, kb dangle)
+  at::Tensor k;
+  if (a_union) {
+    k = held_alone(a_k) && a_k.is_contiguous() ? a_k : a_k.clone();
+    place(k, b_k, ry, rx).add_(b_k);
+  } else if (b_union) {
+    k = held_alone(b_k) && b_k.is_contiguous() ? b_k : b_k.clone();
+    place(k, a_k, -top, -left).add_(a_k);  // K_b + K_a: the same sums
+  } else {
+    k = at::zeros({a_k.size(0), a_k.size(1), bottom - top, right - left}, a_k.options());
+    place(k, a_k, -top, -left).copy_(a_k);
+    place(k, b_k, ry - top, rx - left).add_(b_k);
+  }
   at::Tensor corner = at::tensor(std::vector<int64_t>{top, left}, at::kLong).view({1, 2});
-  auto sum = std::make_shared<PatchesA>(pa->node_shape(), k, pa->origin() + corner);
-  return sum->smaller_than_dense() ? sum : nullptr;
+  return std::make_shared<PatchesA>(node_shape, k, a_origin + corner);
 }
 
 }  // namespace tessera::lirpa

@@ -177,10 +177,65 @@ TEST(LirpaPatchesA, PatchesAndUnitRowsAddAsPatches) {
     }
     EXPECT_TRUE(at::allclose(sum->dense(at::kDouble), want, 1e-12, 1e-12));
   }
+  // windows that overlap without either holding the other: both placed into their union
+  const std::vector<int64_t> node{1, 4, 12, 12};
+  at::Tensor corner = at::randint(-1, 9, {5, 2}, at::kLong);
+  APtr left = std::make_shared<PatchesA>(node, at::randn({5, 4, 3, 3}, at::kDouble), corner);
+  APtr right = std::make_shared<PatchesA>(node, at::randn({5, 4, 2, 4}, at::kDouble),
+                                          corner + at::tensor(std::vector<int64_t>{2, -1}, at::kLong).view({1, 2}));
+  for (const auto& [a, b] : std::vector<std::pair<APtr, APtr>>{{left, right}, {right, left}}) {
+    APtr sum = add_a(a, b, at::kDouble);
+    const auto* p = dynamic_cast<const PatchesA*>(sum.get());
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->kernel().sizes(), (at::IntArrayRef{5, 4, 4, 4}));
+    EXPECT_TRUE(at::allclose(sum->dense(at::kDouble), a->dense(at::kDouble) + b->dense(at::kDouble), 1e-12, 1e-12));
+  }
   // windows as large as the node: dense rows
   APtr wide = random_unit_rows({1, 6, 1, 1}, 8)->through_conv(at::randn({6, 4, 3, 3}, at::kDouble), {{1, 1}, {0, 0}, {1, 1}, 1},
                                                               {1, 4, 3, 3}, at::kDouble);
   EXPECT_NE(dynamic_cast<const DenseA*>(wide.get()), nullptr);
+}
+
+// add_a takes its operands: a dense tensor or kernel held nowhere else is added into in place
+// (its storage is the sum's), one held elsewhere is left as it was; the sums are the same.
+TEST(LirpaPatchesA, AddIntoRowsHeldAloneLeavesSharedRows) {
+  at::manual_seed(17);
+  const std::vector<int64_t> node{1, 4, 12, 12};
+  at::Tensor corner = at::randint(0, 9, {5, 2}, at::kLong);
+  at::Tensor k_big = at::randn({5, 4, 3, 3}, at::kDouble), k_small = at::randn({5, 4, 1, 1}, at::kDouble);
+  at::Tensor d = at::randn({5, 1, 4, 12, 12}, at::kDouble);  // [S, *node]
+  auto big = [&] { return std::make_shared<PatchesA>(node, k_big.clone(), corner); };
+  auto small = [&] { return std::make_shared<PatchesA>(node, k_small.clone(), corner + 1); };
+  const at::Tensor big_dense = big()->dense(at::kDouble), small_dense = small()->dense(at::kDouble);
+  auto expect_sum = [](const APtr& sum, const at::Tensor& want) {
+    at::Tensor got = sum->dense(at::kDouble);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_TRUE(at::allclose(got, want, 1e-13, 1e-13));
+  };
+  {  // held alone: the sum lives in the first operand's storage
+    APtr a = big();
+    const void* kernel = static_cast<const PatchesA*>(a.get())->kernel().data_ptr();
+    APtr sum = add_a(std::move(a), small(), at::kDouble);
+    ASSERT_NE(dynamic_cast<const PatchesA*>(sum.get()), nullptr);
+    EXPECT_EQ(static_cast<const PatchesA*>(sum.get())->kernel().data_ptr(), kernel);
+    expect_sum(sum, big_dense + small_dense);
+    at::Tensor own = d.clone();
+    const void* rows = own.data_ptr();
+    sum = add_a(DenseA::make(std::move(own)), big(), at::kDouble);
+    EXPECT_EQ(sum->dense(at::kDouble).data_ptr(), rows);
+    expect_sum(sum, d + big_dense);
+    expect_sum(add_a(big(), DenseA::make(d.clone()), at::kDouble), d + big_dense);
+    expect_sum(add_a(DenseA::make(d.clone()), DenseA::make(d.clone()), at::kDouble), 2 * d);
+  }
+  {  // held elsewhere: untouched
+    APtr a = big(), b = small(), dense = DenseA::make(d.clone());
+    expect_sum(add_a(a, b, at::kDouble), big_dense + small_dense);
+    expect_sum(add_a(dense, a, at::kDouble), d + big_dense);
+    expect_sum(add_a(dense, dense, at::kDouble), 2 * d);
+    EXPECT_TRUE(at::equal(a->dense(at::kDouble), big_dense));
+    EXPECT_TRUE(at::equal(b->dense(at::kDouble), small_dense));
+    EXPECT_TRUE(at::equal(dense->dense(at::kDouble), d));
+  }
 }
 
 TEST(LirpaPatchesA, ReshapeKeepsPatchesOnlyForUnitDims) {

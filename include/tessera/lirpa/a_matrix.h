@@ -130,7 +130,13 @@ class UnitRowsA final : public AMatrix {
 
 /// Sum of two A matrices over the same node: patches when both are patches or unit rows whose
 /// windows sit at the same offset from each other in every row (add_patches), else dense.
-APtr add_a(const APtr& a, const APtr& b, at::ScalarType dtype);
+/// Both are taken: a dense tensor or kernel that nobody else holds (off a gradient tape) is
+/// added into in place instead of copied; one held elsewhere is left as it was.
+APtr add_a(APtr a, APtr b, at::ScalarType dtype);
+
+/// True when `t` is the only handle to its tensor and storage and records no gradient: an
+/// in-place update cannot be seen by anyone else.
+bool held_alone(const at::Tensor& t);
 
 /// The number of row groups G of `t` read by `rows` rows over a node of `node_dims`
 /// dimensions: 1 when `t` has no leading dimension, else its first size (checked to divide

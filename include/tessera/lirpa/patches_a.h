@@ -39,8 +39,9 @@ class PatchesA final : public AMatrix {
   RelaxedRows relax(const ElementwiseRelaxation& r, at::ScalarType dtype) const override;
   APtr through_conv(const at::Tensor& w, const Conv2dGeometry& g, const std::vector<int64_t>& in_shape,
                     at::ScalarType dtype) const override;
-  /// d + these rows for dense rows d `[S, *node_shape]` (in d's dtype).
-  at::Tensor plus(const at::Tensor& d) const;
+  /// d + these rows for dense rows d `[S, *node_shape]` (in d's dtype), added into d itself
+  /// when nobody else holds it (held_alone), else into a copy.
+  at::Tensor plus(at::Tensor d) const;
   const at::Tensor& kernel() const { return kernel_; }
   const at::Tensor& origin() const { return origin_; }
 
@@ -57,6 +58,14 @@ class PatchesA final : public AMatrix {
   at::Tensor windows(const at::Tensor& t) const;
   /// The kernel with the entries outside the node set to zero.
   at::Tensor masked_kernel() const;
+  /// True when the rows can be added into `d` in place: on the CPU, float or double, off a
+  /// gradient tape.
+  bool adds_in_place(const at::Tensor& d) const;
+  /// Adds the rows into `out` `[S, *node_shape]` (contiguous, adds_in_place) in place.
+  void add_into(at::Tensor& out) const;
+  /// Per row, sum K v - |K| r over its window inside the node (`r` optional) in one pass, off a
+  /// gradient tape on the CPU; undefined elsewhere (the caller takes the windows' path).
+  at::Tensor fused_window_dots(const at::Tensor& v, const at::Tensor& r) const;
 
   std::vector<int64_t> shape_;
   int64_t c_, h_, w_;
@@ -67,8 +76,9 @@ class PatchesA final : public AMatrix {
 
 /// a + b as patches when each is a PatchesA or unit rows over the same `[1.., C, H, W]` node
 /// with the same rows, and b's window sits at the same offset from a's in every row (a
-/// residual block's two paths): both kernels padded with zeros to the union of the two
-/// windows, then added. nullptr otherwise (the caller adds the dense tensors).
-APtr add_patches(const APtr& a, const APtr& b, at::ScalarType dtype);
+/// residual block's two paths): the two kernels added over the union of their windows, into
+/// the kernel whose window is the union when nobody else holds it (a and b are released
+/// then). nullptr otherwise, a and b untouched (the caller adds the dense tensors).
+APtr add_patches(APtr& a, APtr& b, at::ScalarType dtype);
 
 }  // namespace tessera::lirpa

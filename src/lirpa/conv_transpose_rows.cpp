@@ -1,0 +1,155 @@
+// The transposed convolution of many A rows at once (see conv_transpose_rows.h).
+//
+// For rows n, output positions (oy, ox) and kernel taps (ci, ky, kx):
+//   A_x[n, ci, y, x] = sum_{co, oy, ox, ky, kx : y = oy s_h - p_h + ky d_h, x = ox s_w - p_w + kx d_w}
+//                      W[co, ci, ky, kx] A_y[n, co, oy, ox]
+// computed per chunk of rows in two steps:
+//   C[(ci, ky, kx), (n, oy, ox)] = sum_co W[co, ci, ky, kx] A_y[n, co, oy, ox]   one GEMM, K = Co
+//   A_x[n, ci, y, x]            += C[(ci, ky, kx), (n, oy, ox)]                  runs of ox scattered
+// A_y's planes are moved to [co, (n, oy, ox)] whole (nothing transposed entry by entry), and
+// the chunk's buffers are reused chunk after chunk. Each output entry sums its taps in the
+// order (ky, kx) whatever the chunking or threads.
+
+#include "conv_transpose_rows.h"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+
+#include <algorithm>
+
+#include "tessera/core/cpu_clones.h"
+
+namespace tessera::lirpa::detail {
+namespace {
+
+using torch::autograd::variable_list;
+
+constexpr int64_t kChunkBytes = int64_t(1) << 21;  // the chunk's product C: 2 MiB
+constexpr int64_t kMinChannels = 8;                 // conv_transpose_any: fewer input channels go to ATen
+
+struct Shape {
+  int64_t co, ho, wo, ci, kh, kw, h, w, sh, sw, ph, pw, dh, dw;
+};
+
+// out [rows, Ci, H, W] += C's taps: for each tap (ci, ky, kx) and row, C's run over (oy, ox)
+// added at y = oy s_h - p_h + ky d_h, x = ox s_w - p_w + kx d_w (the runs' valid ox found once per kx).
+template <typename T>
+[[gnu::always_inline]] inline void scatter_body(const T* __restrict c, T* __restrict out, const Shape& s,
+                                                int64_t rows) {
+  const int64_t run = rows * s.ho * s.wo;  // C's columns: (row, oy, ox)
+  for (int64_t ci = 0; ci < s.ci; ++ci)
+    for (int64_t ky = 0; ky < s.kh; ++ky)
+      for (int64_t kx = 0; kx < s.kw; ++kx) {
+        const T* tap = c + ((ci * s.kh + ky) * s.kw + kx) * run;
+        const int64_t off = kx * s.dw - s.pw;  // x = ox s_w + off
+        const int64_t ox0 = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+        const int64_t ox1 = s.w - 1 - off < 0 ? 0 : std::min(s.wo, (s.w - 1 - off) / s.sw + 1);
+        if (ox1 <= ox0) continue;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t oy = 0; oy < s.ho; ++oy) {
+            const int64_t y = oy * s.sh - s.ph + ky * s.dh;
+            if (y < 0 || y >= s.h) continue;
+            const T* __restrict src = tap + (r * s.ho + oy) * s.wo;
+            T* __restrict dst = out + ((r * s.ci + ci) * s.h + y) * s.w;
+            for (int64_t ox = ox0; ox < ox1; ++ox) dst[ox * s.sw + off] += src[ox];  // A_x[r, ci, y, x] += C[(ci, ky, kx), (r, oy, ox)]
+          }
+      }
+}
+
+TESSERA_CPU_CLONES void scatter(const double* c, double* out, const Shape& s, int64_t rows) {
+  scatter_body(c, out, s, rows);
+}
+TESSERA_CPU_CLONES void scatter(const float* c, float* out, const Shape& s, int64_t rows) {
+  scatter_body(c, out, s, rows);
+}
+
+template <typename T>
+void transpose_conv(const at::Tensor& a, const at::Tensor& w_t, const Shape& s, at::Tensor& out) {
+  const int64_t n = a.size(0), taps = s.ci * s.kh * s.kw, plane = s.ho * s.wo;
+  const int64_t per_row = plane * taps * static_cast<int64_t>(sizeof(T));
+  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_row, 1), 1, std::max<int64_t>(n, 1));
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  const T* in = a.data_ptr<T>();
+  T* o = out.data_ptr<T>();
+  at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+    at::Tensor b = at::empty({s.co * chunk * plane}, a.options()), c = at::empty({taps * chunk * plane}, a.options());
+    for (int64_t k = first; k < last; ++k) {
+      const int64_t n0 = k * chunk, rows = std::min(chunk, n - n0);
+      // B[co, (row, oy, ox)] = A_y[n0 + row, co, oy, ox]: whole planes moved, nothing transposed
+      T* bd = b.data_ptr<T>();
+      for (int64_t co = 0; co < s.co; ++co)
+        for (int64_t r = 0; r < rows; ++r)
+          std::copy_n(in + ((n0 + r) * s.co + co) * plane, plane, bd + (co * rows + r) * plane);
+      at::Tensor b_rows = b.narrow(0, 0, s.co * rows * plane).view({s.co, rows * plane});
+      at::Tensor c_rows = c.narrow(0, 0, taps * rows * plane).view({taps, rows * plane});
+      at::mm_out(c_rows, w_t, b_rows);  // C = W^T B, one product for the chunk
+      scatter(c_rows.data_ptr<T>(), o + n0 * s.ci * s.h * s.w, s, rows);
+    }
+  });
+}
+
+/// The adjoint of the transposed convolution, the convolution: dA_y = W * dA_x.
+class ConvTransposeRowsBackward final : public torch::autograd::Node {
+ public:
+  std::string name() const override { return "tessera::ConvTransposeRowsBackward"; }
+  variable_list apply(variable_list&& grads) override {
+    variable_list out(1);
+    if (grads[0].defined() && should_compute_output(0))
+      out[0] = at::conv2d(grads[0].to(w_.scalar_type()), w_, {}, stride_, pad_, dilation_, 1);
+    return out;
+  }
+  at::Tensor w_;
+  std::vector<int64_t> stride_, pad_, dilation_;
+};
+
+}  // namespace
+
+std::optional<at::Tensor> conv_transpose_rows(const at::Tensor& a, const at::Tensor& w,
+                                              const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
+                                              const std::vector<int64_t>& out_pad,
+                                              const std::vector<int64_t>& dilation, int64_t groups) {
+  const auto dtype = a.scalar_type();
+  if (groups != 1 || a.dim() != 4 || w.dim() != 4 || !a.device().is_cpu() || !w.device().is_cpu() ||
+      (dtype != at::kDouble && dtype != at::kFloat) || w.scalar_type() != dtype || w.requires_grad() ||
+      a.size(1) != w.size(0) || stride.size() != 2 || pad.size() != 2 || out_pad.size() != 2 || dilation.size() != 2)
+    return std::nullopt;
+  Shape s{w.size(0), a.size(2), a.size(3), w.size(1), w.size(2), w.size(3), 0, 0,
+          stride[0], stride[1], pad[0], pad[1], dilation[0], dilation[1]};
+  s.h = (s.ho - 1) * s.sh - 2 * s.ph + s.dh * (s.kh - 1) + 1 + out_pad[0];
+  s.w = (s.wo - 1) * s.sw - 2 * s.pw + s.dw * (s.kw - 1) + 1 + out_pad[1];
+  if (s.h <= 0 || s.w <= 0 || s.sh <= 0 || s.sw <= 0 || s.dh <= 0 || s.dw <= 0) return std::nullopt;
+
+  const bool taped = at::GradMode::is_enabled() && a.requires_grad();
+  at::Tensor in = a.detach().contiguous();
+  at::Tensor w_t = w.detach().reshape({s.co, s.ci * s.kh * s.kw}).t().contiguous();  // W^T [(ci, ky, kx), Co]
+  at::Tensor out = at::zeros({a.size(0), s.ci, s.h, s.w}, a.options().requires_grad(false));
+  {
+    at::NoGradGuard off_tape;
+    if (a.size(0) > 0) {
+      if (dtype == at::kDouble) transpose_conv<double>(in, w_t, s, out);
+      else transpose_conv<float>(in, w_t, s, out);
+    }
+  }
+  if (taped) {
+    std::shared_ptr<ConvTransposeRowsBackward> node(new ConvTransposeRowsBackward(), torch::autograd::deleteNode);
+    node->w_ = w.detach();
+    node->stride_ = stride;
+    node->pad_ = pad;
+    node->dilation_ = dilation;
+    node->set_next_edges(torch::autograd::collect_next_edges(a));
+    torch::autograd::set_history(out, node);
+  }
+  return out;
+}
+
+at::Tensor conv_transpose_any(const at::Tensor& a, const at::Tensor& w, const std::vector<int64_t>& stride,
+                              const std::vector<int64_t>& pad, const std::vector<int64_t>& out_pad,
+                              const std::vector<int64_t>& dilation, int64_t groups) {
+  // with fewer than 8 input channels the scatter's channel runs are too short to pay: ATen's
+  if (w.dim() == 4 && w.size(1) >= kMinChannels)
+    if (auto fast = conv_transpose_rows(a, w, stride, pad, out_pad, dilation, groups)) return *std::move(fast);
+  return at::conv_transpose2d(a, w, {}, stride, pad, out_pad, groups, dilation);
+}
+
+}  // namespace tessera::lirpa::detail
