@@ -8,7 +8,8 @@
 //   A_x[n, ci, y, x]            += C[(ci, ky, kx), (n, oy, ox)]                  runs of ox scattered
 // A_y's planes are moved to [co, (n, oy, ox)] whole (nothing transposed entry by entry), and
 // the chunk's buffers are reused chunk after chunk. Each output entry sums its taps in the
-// order (ky, kx) whatever the chunking or threads.
+// order (ky, kx) whatever the chunking or threads. On a gradient tape the backward is the
+// adjoint, the convolution, the same way round: taps gathered, one GEMM W G, planes moved back.
 
 #include "conv_transpose_rows.h"
 
@@ -64,12 +65,48 @@ TESSERA_CPU_CLONES void scatter(const float* c, float* out, const Shape& s, int6
   scatter_body(c, out, s, rows);
 }
 
+// G[(ci, ky, kx), (row, oy, ox)] = x[row, ci, y, x] at y = oy s_h - p_h + ky d_h,
+// x = ox s_w - p_w + kx d_w, 0 outside the node: scatter_body's taps read instead of added.
+template <typename T>
+[[gnu::always_inline]] inline void gather_body(const T* __restrict x, T* __restrict g, const Shape& s, int64_t rows) {
+  const int64_t run = rows * s.ho * s.wo;
+  for (int64_t ci = 0; ci < s.ci; ++ci)
+    for (int64_t ky = 0; ky < s.kh; ++ky)
+      for (int64_t kx = 0; kx < s.kw; ++kx) {
+        T* tap = g + ((ci * s.kh + ky) * s.kw + kx) * run;
+        const int64_t off = kx * s.dw - s.pw;
+        const int64_t ox0 = std::min(s.wo, off >= 0 ? 0 : (-off + s.sw - 1) / s.sw);
+        const int64_t ox1 = std::max(ox0, s.w - 1 - off < 0 ? 0 : std::min(s.wo, (s.w - 1 - off) / s.sw + 1));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t oy = 0; oy < s.ho; ++oy) {
+            T* __restrict dst = tap + (r * s.ho + oy) * s.wo;
+            const int64_t y = oy * s.sh - s.ph + ky * s.dh;
+            if (y < 0 || y >= s.h) {
+              std::fill(dst, dst + s.wo, T(0));
+              continue;
+            }
+            const T* __restrict src = x + ((r * s.ci + ci) * s.h + y) * s.w;
+            std::fill(dst, dst + ox0, T(0));
+            for (int64_t ox = ox0; ox < ox1; ++ox) dst[ox] = src[ox * s.sw + off];  // G = x[r, ci, y, x]
+            std::fill(dst + ox1, dst + s.wo, T(0));
+          }
+      }
+}
+
+TESSERA_CPU_CLONES void gather(const double* x, double* g, const Shape& s, int64_t rows) { gather_body(x, g, s, rows); }
+TESSERA_CPU_CLONES void gather(const float* x, float* g, const Shape& s, int64_t rows) { gather_body(x, g, s, rows); }
+
+// Rows per chunk: the chunk's tap matrix [(ci, ky, kx), (row, oy, ox)] within kChunkBytes.
+int64_t chunk_rows(const Shape& s, int64_t n, int64_t elem) {
+  const int64_t per_row = s.ho * s.wo * s.ci * s.kh * s.kw * elem;
+  return std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_row, 1), 1, std::max<int64_t>(n, 1));
+}
+
+// A_x [n, Ci, H, W] (zeroed) = W^T * A_y [n, Co, Ho, Wo]; w_t is W^T [(ci, ky, kx), Co].
 template <typename T>
 void transpose_conv(const at::Tensor& a, const at::Tensor& w_t, const Shape& s, at::Tensor& out) {
   const int64_t n = a.size(0), taps = s.ci * s.kh * s.kw, plane = s.ho * s.wo;
-  const int64_t per_row = plane * taps * static_cast<int64_t>(sizeof(T));
-  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_row, 1), 1, std::max<int64_t>(n, 1));
-  const int64_t chunks = (n + chunk - 1) / chunk;
+  const int64_t chunk = chunk_rows(s, n, sizeof(T)), chunks = (n + chunk - 1) / chunk;
   const T* in = a.data_ptr<T>();
   T* o = out.data_ptr<T>();
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
@@ -89,18 +126,54 @@ void transpose_conv(const at::Tensor& a, const at::Tensor& w_t, const Shape& s, 
   });
 }
 
+// The adjoint: A_y [n, Co, Ho, Wo] = W * A_x [n, Ci, H, W] (the convolution), per chunk the
+// taps gathered, one GEMM D = W G [Co, (row, oy, ox)], its planes moved back; w is [Co, (ci, ky, kx)].
+template <typename T>
+void convolve(const at::Tensor& x, const at::Tensor& w, const Shape& s, at::Tensor& out) {
+  const int64_t n = x.size(0), taps = s.ci * s.kh * s.kw, plane = s.ho * s.wo;
+  const int64_t chunk = chunk_rows(s, n, sizeof(T)), chunks = (n + chunk - 1) / chunk;
+  const T* in = x.data_ptr<T>();
+  T* o = out.data_ptr<T>();
+  at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+    at::Tensor g = at::empty({taps * chunk * plane}, x.options()), d = at::empty({s.co * chunk * plane}, x.options());
+    for (int64_t k = first; k < last; ++k) {
+      const int64_t n0 = k * chunk, rows = std::min(chunk, n - n0);
+      gather(in + n0 * s.ci * s.h * s.w, g.data_ptr<T>(), s, rows);
+      at::Tensor g_rows = g.narrow(0, 0, taps * rows * plane).view({taps, rows * plane});
+      at::Tensor d_rows = d.narrow(0, 0, s.co * rows * plane).view({s.co, rows * plane});
+      at::mm_out(d_rows, w, g_rows);  // D = W G
+      const T* dd = d_rows.data_ptr<T>();
+      for (int64_t co = 0; co < s.co; ++co)
+        for (int64_t r = 0; r < rows; ++r)
+          std::copy_n(dd + (co * rows + r) * plane, plane, o + ((n0 + r) * s.co + co) * plane);
+    }
+  });
+}
+
 /// The adjoint of the transposed convolution, the convolution: dA_y = W * dA_x.
 class ConvTransposeRowsBackward final : public torch::autograd::Node {
  public:
   std::string name() const override { return "tessera::ConvTransposeRowsBackward"; }
   variable_list apply(variable_list&& grads) override {
     variable_list out(1);
-    if (grads[0].defined() && should_compute_output(0))
-      out[0] = at::conv2d(grads[0].to(w_.scalar_type()), w_, {}, stride_, pad_, dilation_, 1);
+    if (!grads[0].defined() || !should_compute_output(0)) return out;
+    at::Tensor gx = grads[0].to(w_.scalar_type());
+    if (at::GradMode::is_enabled() && gx.requires_grad()) {  // a second derivative: ATen's, recorded
+      out[0] = at::conv2d(gx, w_.view({s_.co, s_.ci, s_.kh, s_.kw}), {}, {s_.sh, s_.sw}, {s_.ph, s_.pw},
+                          {s_.dh, s_.dw}, 1);
+      return out;
+    }
+    gx = gx.contiguous();
+    at::Tensor dy = at::empty({gx.size(0), s_.co, s_.ho, s_.wo}, gx.options());
+    if (gx.size(0) > 0) {
+      if (gx.scalar_type() == at::kDouble) convolve<double>(gx, w_, s_, dy);
+      else convolve<float>(gx, w_, s_, dy);
+    }
+    out[0] = dy;
     return out;
   }
-  at::Tensor w_;
-  std::vector<int64_t> stride_, pad_, dilation_;
+  at::Tensor w_;  // [Co, (ci, ky, kx)]
+  Shape s_;
 };
 
 }  // namespace
@@ -133,10 +206,8 @@ std::optional<at::Tensor> conv_transpose_rows(const at::Tensor& a, const at::Ten
   }
   if (taped) {
     std::shared_ptr<ConvTransposeRowsBackward> node(new ConvTransposeRowsBackward(), torch::autograd::deleteNode);
-    node->w_ = w.detach();
-    node->stride_ = stride;
-    node->pad_ = pad;
-    node->dilation_ = dilation;
+    node->w_ = w.detach().reshape({s.co, s.ci * s.kh * s.kw}).contiguous();
+    node->s_ = s;
     node->set_next_edges(torch::autograd::collect_next_edges(a));
     torch::autograd::set_history(out, node);
   }
