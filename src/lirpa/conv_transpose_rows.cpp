@@ -27,7 +27,7 @@ namespace {
 using torch::autograd::variable_list;
 
 constexpr int64_t kChunkBytes = int64_t(1) << 21;  // the chunk's product C: 2 MiB
-constexpr int64_t kMinChannels = 8;                 // conv_transpose_any: fewer input channels go to ATen
+constexpr int64_t kMinChannels = 8;                 // conv_transpose_any: fewer output channels of the rows go to ATen
 
 struct Shape {
   int64_t co, ho, wo, ci, kh, kw, h, w, sh, sw, ph, pw, dh, dw;
@@ -217,7 +217,7 @@ std::optional<at::Tensor> conv_transpose_rows(const at::Tensor& a, const at::Ten
 at::Tensor conv_transpose_any(const at::Tensor& a, const at::Tensor& w, const std::vector<int64_t>& stride,
                               const std::vector<int64_t>& pad, const std::vector<int64_t>& out_pad,
                               const std::vector<int64_t>& dilation, int64_t groups) {
-  // with fewer than 8 input channels the scatter's channel runs are too short to pay: ATen's
+  // fewer than 8 input channels (an image's first convolution): ATen's, as fast there end to end
   if (w.dim() == 4 && w.size(1) >= kMinChannels)
     if (auto fast = conv_transpose_rows(a, w, stride, pad, out_pad, dilation, groups)) return *std::move(fast);
   return at::conv_transpose2d(a, w, {}, stride, pad, out_pad, groups, dilation);
