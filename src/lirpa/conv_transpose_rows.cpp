@@ -102,27 +102,35 @@ int64_t chunk_rows(const Shape& s, int64_t n, int64_t elem) {
   return std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_row, 1), 1, std::max<int64_t>(n, 1));
 }
 
+// body(n0, rows, taps, planes) for every chunk of rows, chunks in parallel, with two views of
+// buffers reused chunk after chunk: taps [(ci, ky, kx), (row, oy, ox)], planes [Co, (row, oy, ox)].
+template <typename F>
+void for_chunks(const Shape& s, int64_t n, const at::TensorOptions& options, int64_t elem, const F& body) {
+  const int64_t taps = s.ci * s.kh * s.kw, plane = s.ho * s.wo;
+  const int64_t chunk = chunk_rows(s, n, elem), chunks = (n + chunk - 1) / chunk;
+  at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+    at::Tensor t = at::empty({taps * chunk * plane}, options), p = at::empty({s.co * chunk * plane}, options);
+    for (int64_t k = first; k < last; ++k) {
+      const int64_t n0 = k * chunk, rows = std::min(chunk, n - n0);
+      body(n0, rows, t.narrow(0, 0, taps * rows * plane).view({taps, rows * plane}),
+           p.narrow(0, 0, s.co * rows * plane).view({s.co, rows * plane}));
+    }
+  });
+}
+
 // A_x [n, Ci, H, W] (zeroed) = W^T * A_y [n, Co, Ho, Wo]; w_t is W^T [(ci, ky, kx), Co].
 template <typename T>
 void transpose_conv(const at::Tensor& a, const at::Tensor& w_t, const Shape& s, at::Tensor& out) {
-  const int64_t n = a.size(0), taps = s.ci * s.kh * s.kw, plane = s.ho * s.wo;
-  const int64_t chunk = chunk_rows(s, n, sizeof(T)), chunks = (n + chunk - 1) / chunk;
+  const int64_t plane = s.ho * s.wo;
   const T* in = a.data_ptr<T>();
   T* o = out.data_ptr<T>();
-  at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
-    at::Tensor b = at::empty({s.co * chunk * plane}, a.options()), c = at::empty({taps * chunk * plane}, a.options());
-    for (int64_t k = first; k < last; ++k) {
-      const int64_t n0 = k * chunk, rows = std::min(chunk, n - n0);
-      // B[co, (row, oy, ox)] = A_y[n0 + row, co, oy, ox]: whole planes moved, nothing transposed
-      T* bd = b.data_ptr<T>();
-      for (int64_t co = 0; co < s.co; ++co)
-        for (int64_t r = 0; r < rows; ++r)
-          std::copy_n(in + ((n0 + r) * s.co + co) * plane, plane, bd + (co * rows + r) * plane);
-      at::Tensor b_rows = b.narrow(0, 0, s.co * rows * plane).view({s.co, rows * plane});
-      at::Tensor c_rows = c.narrow(0, 0, taps * rows * plane).view({taps, rows * plane});
-      at::mm_out(c_rows, w_t, b_rows);  // C = W^T B, one product for the chunk
-      scatter(c_rows.data_ptr<T>(), o + n0 * s.ci * s.h * s.w, s, rows);
-    }
+  for_chunks(s, a.size(0), a.options(), sizeof(T), [&](int64_t n0, int64_t rows, at::Tensor c, at::Tensor b) {
+    // B[co, (row, oy, ox)] = A_y[n0 + row, co, oy, ox]: whole planes moved, nothing transposed
+    T* bd = b.data_ptr<T>();
+    for (int64_t co = 0; co < s.co; ++co)
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(in + ((n0 + r) * s.co + co) * plane, plane, bd + (co * rows + r) * plane);
+    at::mm_out(c, w_t, b);  // C = W^T B, one product for the chunk
+    scatter(c.data_ptr<T>(), o + n0 * s.ci * s.h * s.w, s, rows);
   });
 }
 
@@ -130,23 +138,15 @@ void transpose_conv(const at::Tensor& a, const at::Tensor& w_t, const Shape& s, 
 // taps gathered, one GEMM D = W G [Co, (row, oy, ox)], its planes moved back; w is [Co, (ci, ky, kx)].
 template <typename T>
 void convolve(const at::Tensor& x, const at::Tensor& w, const Shape& s, at::Tensor& out) {
-  const int64_t n = x.size(0), taps = s.ci * s.kh * s.kw, plane = s.ho * s.wo;
-  const int64_t chunk = chunk_rows(s, n, sizeof(T)), chunks = (n + chunk - 1) / chunk;
+  const int64_t plane = s.ho * s.wo;
   const T* in = x.data_ptr<T>();
   T* o = out.data_ptr<T>();
-  at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
-    at::Tensor g = at::empty({taps * chunk * plane}, x.options()), d = at::empty({s.co * chunk * plane}, x.options());
-    for (int64_t k = first; k < last; ++k) {
-      const int64_t n0 = k * chunk, rows = std::min(chunk, n - n0);
-      gather(in + n0 * s.ci * s.h * s.w, g.data_ptr<T>(), s, rows);
-      at::Tensor g_rows = g.narrow(0, 0, taps * rows * plane).view({taps, rows * plane});
-      at::Tensor d_rows = d.narrow(0, 0, s.co * rows * plane).view({s.co, rows * plane});
-      at::mm_out(d_rows, w, g_rows);  // D = W G
-      const T* dd = d_rows.data_ptr<T>();
-      for (int64_t co = 0; co < s.co; ++co)
-        for (int64_t r = 0; r < rows; ++r)
-          std::copy_n(dd + (co * rows + r) * plane, plane, o + ((n0 + r) * s.co + co) * plane);
-    }
+  for_chunks(s, x.size(0), x.options(), sizeof(T), [&](int64_t n0, int64_t rows, at::Tensor g, at::Tensor d) {
+    gather(in + n0 * s.ci * s.h * s.w, g.data_ptr<T>(), s, rows);
+    at::mm_out(d, w, g);  // D = W G
+    const T* dd = d.data_ptr<T>();
+    for (int64_t co = 0; co < s.co; ++co)
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(dd + (co * rows + r) * plane, plane, o + ((n0 + r) * s.co + co) * plane);
   });
 }
 
