@@ -35,20 +35,32 @@ at::Tensor grouped(const at::Tensor& t, const std::vector<int64_t>& shape, int64
   return t.expand(with_rows(g, shape)).reshape({g, c, hw});
 }
 
+// The part of a window with corner (y0, x0) and size kh x kw inside an h x w node, in the
+// window's coordinates: rows [a0, a1), columns [j0, j1).
+struct InsideNode {
+  int64_t a0, a1, j0, j1;
+  InsideNode(int64_t y0, int64_t x0, int64_t kh, int64_t kw, int64_t h, int64_t w)
+      : a0(std::clamp<int64_t>(-y0, 0, kh)), a1(std::clamp<int64_t>(h - y0, a0, kh)),
+        j0(std::clamp<int64_t>(-x0, 0, kw)), j1(std::clamp<int64_t>(w - x0, j0, kw)) {}
+};
+
+// Rows per piece of a parallel loop over patch rows of `entries` kernel entries each.
+int64_t row_grain(int64_t entries) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(entries, 1)); }
+
 // Over each row's window, the entries inside the node only (row s reads group s / (S / G)):
 //   out[s] = sum_{c,i,j} K[s,c,i,j] v[g, c, y_s+i, x_s+j] - |K[s,c,i,j]| r[g, c, y_s+i, x_s+j]
 // (the second sum only where r is given), without the windows' copies.
 template <typename T>
 void window_dots(const T* k, const int64_t* o, const T* v, const T* r, T* out, int64_t s, int64_t per_group,
                  int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw) {
-  at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c * kh * kw, 1)), [&](int64_t b, int64_t e) {
+  at::parallel_for(0, s, row_grain(c * kh * kw), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t y0 = o[2 * i], x0 = o[2 * i + 1], group = i / per_group;
-      const int64_t a0 = std::clamp<int64_t>(-y0, 0, kh), a1 = std::clamp<int64_t>(h - y0, a0, kh);
-      const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w - x0, j0, kw);
+      const InsideNode in(y0, x0, kh, kw, h, w);
+      const int64_t j0 = in.j0, j1 = in.j1;
       T dot = 0, spread = 0;
       for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t a = a0; a < a1; ++a) {
+        for (int64_t a = in.a0; a < in.a1; ++a) {
           const T* kr = k + ((i * c + ch) * kh + a) * kw;
           const int64_t at_node = ((group * c + ch) * h + y0 + a) * w + x0;  // node row y0 + a, column x0
           for (int64_t j = j0; j < j1; ++j) dot += kr[j] * v[at_node + j];
@@ -167,11 +179,10 @@ at::Tensor PatchesA::masked_kernel() const {
   const int64_t* o = corners.data_ptr<int64_t>();
   AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::masked_kernel", [&] {
     scalar_t* kd = out.data_ptr<scalar_t>();
-    at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c_ * kh * kw, 1)), [&](int64_t b, int64_t e) {
+    at::parallel_for(0, s, row_grain(c_ * kh * kw), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t y0 = o[2 * i], x0 = o[2 * i + 1];
-        const int64_t a0 = std::clamp<int64_t>(-y0, 0, kh), a1 = std::clamp<int64_t>(h_ - y0, a0, kh);
-        const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w_ - x0, j0, kw);
+        const InsideNode in(o[2 * i], o[2 * i + 1], kh, kw, h_, w_);
+        const int64_t a0 = in.a0, a1 = in.a1, j0 = in.j0, j1 = in.j1;
         if (a0 == 0 && a1 == kh && j0 == 0 && j1 == kw) continue;  // the window lies inside the node
         for (int64_t ch = 0; ch < c_; ++ch)
           for (int64_t a = 0; a < kh; ++a) {
@@ -212,12 +223,13 @@ void PatchesA::add_into(at::Tensor& out) const {
   AT_DISPATCH_FLOATING_TYPES(dtype, "PatchesA::add_into", [&] {
     const scalar_t* kd = k.data_ptr<scalar_t>();
     scalar_t* od = out.data_ptr<scalar_t>();
-    at::parallel_for(0, s, std::max<int64_t>(1, 16384 / std::max<int64_t>(c_ * kh * kw, 1)), [&](int64_t b, int64_t e) {
+    at::parallel_for(0, s, row_grain(c_ * kh * kw), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t y0 = o[2 * i], x0 = o[2 * i + 1];
-        const int64_t j0 = std::clamp<int64_t>(-x0, 0, kw), j1 = std::clamp<int64_t>(w_ - x0, j0, kw);
+        const InsideNode in(y0, x0, kh, kw, h_, w_);
+        const int64_t j0 = in.j0, j1 = in.j1;
         for (int64_t ch = 0; ch < c_; ++ch) {
-          for (int64_t a = std::max<int64_t>(0, -y0); a < std::min<int64_t>(kh, h_ - y0); ++a) {
+          for (int64_t a = in.a0; a < in.a1; ++a) {
             const scalar_t* kr = kd + ((i * c_ + ch) * kh + a) * kw;
             const int64_t at_node = ((i * c_ + ch) * h_ + y0 + a) * w_ + x0;  // node row y0 + a, column x0
             for (int64_t j = j0; j < j1; ++j) od[at_node + j] += kr[j];
