@@ -27,18 +27,6 @@
 
 namespace tessera::lirpa::detail {
 
-// One Adam step on p (descent on the loss -bound):
-// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr m_hat / (sqrt(v_hat) + eps), p in [0, 1]
-// (in place: the slopes of CNN layers are [S, *shape] per start node, memory-bound updates)
-void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t,
-               double upper) {
-  s.m.mul_(o.beta1).add_(g, 1 - o.beta1);
-  s.v.mul_(o.beta2).addcmul_(g, g, 1 - o.beta2);
-  double bc1 = 1 - std::pow(o.beta1, t), bc2 = 1 - std::pow(o.beta2, t);
-  at::Tensor denom = s.v.div(bc2).sqrt_().add_(1e-8);  // sqrt(v_hat) + eps
-  p.addcdiv_(s.m, denom, -lr / bc1).clamp_(0, upper);   // p -= lr m_hat / denom
-}
-
 namespace {
 
 /// What stays fixed across the steps: CROWN's bounds and the rows each start node bounds.
@@ -159,8 +147,7 @@ at::Tensor alpha_crown_lower(const Graph& graph, BoundState& state, const OpEnv&
   std::set<int> whole_starts{graph.output_id()};
   for (auto& [p, needed] : plan.rows)
     if (!intermediate_rows(needed.per_domain(), state.domains(), state.shard_rows).split) whole_starts.insert(p);
-  std::map<std::pair<int, int>, AdamSlot> slots;
-  for (auto& [k, t] : alphas) slots[k] = {at::zeros_like(t), at::zeros_like(t)};
+  std::map<std::pair<int, int>, AdamSlot> slots;  // created by their first step
   at::Tensor best;
   std::map<int, at::Tensor> best_params;  // the final pass's parameters at each row's best step
   double lr = options.lr, best_total = -INFINITY;

@@ -101,10 +101,11 @@ APtr spec_side(const Graph& graph, const at::Tensor& c, at::ScalarType dtype, do
 
 /// Adam state of one parameter tensor.
 struct AdamSlot {
-  at::Tensor m, v;
+  at::Tensor m, v;  // undefined before the first step (zeros)
 };
 
-/// One projected Adam step (descent) on p in [0, upper] (the slopes: [0, 1]) with gradient g at step t.
+/// One projected Adam step (descent) on p in [0, upper] (the slopes: [0, 1]) with gradient g at step t
+/// (adam.cpp: one pass over p, g, m, v on the CPU).
 void adam_step(at::Tensor& p, const at::Tensor& g, AdamSlot& s, const AlphaOptions& o, double lr, int t,
                double upper = 1.0);
 

@@ -28,6 +28,7 @@ std::vector<Case> cases() {
       {4, 3, 4, 4, 4, 3, 2, {1, 2}, {0, 1}, {0, 1}, {2, 1}},    // rectangular, dilated
       {300, 16, 8, 8, 8, 3, 3, {1, 1}, {1, 1}, {0, 0}, {1, 1}},  // many chunks
       {2, 5, 3, 3, 3, 4, 4, {3, 3}, {2, 0}, {2, 1}, {1, 1}},    // padding wider than one tap
+      {6, 12, 3, 2, 2, 8, 8, {8, 8}, {0, 0}, {0, 0}, {1, 1}},   // a ViT's patch embedding: stride = kernel
   };
 }
 

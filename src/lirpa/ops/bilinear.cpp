@@ -27,6 +27,9 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
+
+#include "lirpa/bilinear_rows.h"
 #include "lirpa/ops/op_util.h"
 #include "lirpa/ops/registry.h"
 #include "tessera/core/error.h"
@@ -176,6 +179,7 @@ class BilinearMatMulOp final : public BoundOp {
     at::Tensor lx = rows_of(ctx.input_bounds.at(0).lower, s, rank_, env.dtype);
     at::Tensor ly = rows_of(ctx.input_bounds.at(1).lower, s, rank_, env.dtype);
     at::Tensor uy = rows_of(ctx.input_bounds.at(1).upper, s, rank_, env.dtype);
+    if (auto fused = fused_rows(env, ad, ctx)) return *std::move(fused);
     at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
     auto [rl, ru] = plane_mix(ctx);
     if (rl.defined()) {  // per product, on [S, ..., n, k, m]: i over -3, k over -2, j over -1
@@ -201,6 +205,42 @@ class BilinearMatMulOp final : public BoundOp {
   }
 
  private:
+  /// The optimised planes through rows ad `[S, ..., n, m]` in one pass (bilinear_rows.h), the
+  /// batch dimensions of Z flattened into one; nothing without plane mixes or where the
+  /// one-pass kernel does not apply.
+  std::optional<Backward> fused_rows(const OpEnv& env, const at::Tensor& ad, const BackwardContext& ctx) const {
+    if (!plane_mix(ctx).first.defined()) return std::nullopt;
+    const auto z = product_shape(x_shape_, y_shape_, rank_, true);  // [..., n, k, m]
+    const int64_t n = z[rank_ - 2], k = z[rank_ - 1], m = z[rank_];
+    std::vector<int64_t> batch(z.begin(), z.begin() + (rank_ - 2));
+    int64_t b = 1;
+    for (int64_t v : batch) b *= v;
+    // an operand's bounds [G, *shape] as [G, B, rows, cols] over Z's batch
+    auto grouped = [&](const at::Tensor& t, int64_t rows, int64_t cols) {
+      at::Tensor g = align(t.to(env.dtype), rank_);
+      std::vector<int64_t> full{g.size(0)};
+      full.insert(full.end(), batch.begin(), batch.end());
+      full.push_back(rows), full.push_back(cols);
+      return g.expand(full).reshape({g.size(0), b, rows, cols});
+    };
+    const Interval& bx = ctx.input_bounds.at(0);
+    const Interval& by = ctx.input_bounds.at(1);
+    const int64_t s = ad.size(0);
+    auto rows = bilinear_matmul_rows(ad.reshape({s, b, n, m}), ctx.alpha.to(env.dtype).reshape({s, 2, b, n, k, m}),
+                                     {grouped(bx.lower, n, k), grouped(bx.upper, n, k)},
+                                     {grouped(by.lower, k, m), grouped(by.upper, k, m)});
+    if (!rows) return std::nullopt;
+    auto unflat = [&](const at::Tensor& t, int64_t r, int64_t c) {
+      std::vector<int64_t> shape{s};
+      shape.insert(shape.end(), batch.begin(), batch.end());
+      shape.push_back(r), shape.push_back(c);
+      return t.reshape(shape);
+    };
+    return Backward{{DenseA::make(sum_onto(unflat(rows->ax, n, k), x_shape_)),
+                     DenseA::make(sum_onto(unflat(rows->ay, k, m), y_shape_))},
+                    rows->bias};
+  }
+
   std::vector<int64_t> x_shape_, y_shape_;
   int64_t rank_;
 };
