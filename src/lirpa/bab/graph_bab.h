@@ -66,6 +66,10 @@ struct GraphDomains {
   /// group's largest count) are intersected too: tighter, but a domain's bounds then depend on
   /// the batch it is bounded in (input splitting's boxes; never with shards).
   bool intersect_padding = false;
+  /// Bounds of any node (id -> `[1, *shape]`) that hold on every domain: the incomplete
+  /// stage's intermediate bounds of the problem's box (one root box), intersected into each
+  /// domain's bounds like its limits; null: none.
+  std::shared_ptr<const std::map<int, Interval>> root_limits;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
   /// The input boxes of the domains `sel` ([D] long): lower and upper, [D, n_in] each.
   std::pair<at::Tensor, at::Tensor> boxes(const at::Tensor& sel) const;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "lirpa/bab/domain_blocks.h"
 
@@ -51,7 +52,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   // slopes of the final rows: (output, ReLU node) -> [S, *shape], the start's or CROWN's
   std::map<std::pair<int, int>, at::Tensor> alpha;
   std::map<std::pair<int, int>, AdamSlot> alpha_slots;
-  std::vector<size_t> sloped;  // the ReLU nodes with slopes, in the order of `alpha`
+  std::vector<size_t> sloped;  // the ReLU nodes with slopes
   for (size_t j = 0; j < relus.size(); ++j) {
     const GraphRelu& r = relus[j];
     const Node& node = graph.node(r.node);
@@ -65,6 +66,17 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   for (const auto& [key, t] : alpha)
     for (size_t j = 0; j < relus.size(); ++j)
       if (relus[j].node == key.second) sloped.push_back(j);
+  // the other relaxations with free parameters (curves' tangents, products' plane mixes): each
+  // row's own, from CROWN's, optimised with the rest but not handed to the children
+  std::set<int> relu_nodes;
+  for (const GraphRelu& r : relus) relu_nodes.insert(r.node);
+  for (const Node& node : graph.nodes()) {
+    if (node.id == 0 || node.id > graph.output_id() || !node.op->has_alpha() || relu_nodes.count(node.id)) continue;
+    if (!state.bounds[node.inputs.at(0)]) continue;  // not reached by these rows' bounds: CROWN's planes
+    std::pair<int, int> key{graph.output_id(), node.id};
+    alpha[key] = per_row(node.op->initial_alpha(*state.bounds[node.inputs.at(0)]).to(at::kDouble), total).contiguous();
+    alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
+  }
   if (with.empty() && alpha.empty()) return lb;
   // each row's parameters at its last step: where its domain left (verified) or the end
   std::vector<at::Tensor> end_beta;
@@ -150,8 +162,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
   if (end_params) {
     end_params->alpha.assign(relus.size(), at::Tensor());
     end_params->beta.assign(relus.size(), at::Tensor());
-    size_t a = 0;
-    for (auto& [key, t] : end_alpha) end_params->alpha[sloped[a++]] = t.reshape({domains, k, -1});
+    for (size_t j : sloped) end_params->alpha[j] = end_alpha.at({graph.output_id(), relus[j].node}).reshape({domains, k, -1});
     for (size_t j = 0; j < relus.size(); ++j)
       end_params->beta[j] = at::zeros({domains, k, relus[j].size}, at::kDouble);
     for (size_t i = 0; i < with.size(); ++i) end_params->beta[with[i]] = end_beta[i].reshape({domains, k, -1});

@@ -36,7 +36,9 @@ struct LastPass {
 /// or where the optimisation stopped): the children continue from them as Adam would have.
 /// Not each row's best step: that mixes steps and left ACAS Xu 1_1 prop_5's hand-offs 11,228
 /// domains against 10,017 (bench/history/2026-12-02-graph-hand-off-inherit.md). Without
-/// splits, the slopes alone are optimised.
+/// splits, the slopes alone are optimised. The free parameters of the other relaxations
+/// (curves, products) are optimised too, each domain's from CROWN's (not in `start` or
+/// `end_params`).
 /// With `last`, the rows' coefficients of the last pass are kept there (the pass of
 /// `end_params` for every domain still open at the end: a domain leaves only once verified).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,

@@ -94,6 +94,14 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
   state.batch_domains = batch_domains;
   auto [box_l, box_u] = d.boxes(sel);  // [D, n_in]
   state.bounds[0] = Interval{box_l.reshape(lead_shape(graph, 0, domains)), box_u.reshape(lead_shape(graph, 0, domains))};
+  if (d.root_limits) {  // the problem box's bounds hold on each of its domains
+    for (const auto& [node, b] : *d.root_limits) {
+      auto spread = [&](const at::Tensor& t) {
+        return t.to(at::kDouble).reshape({1, -1}).expand({domains, -1}).reshape(lead_shape(graph, node, domains));
+      };
+      state.limits[node] = Interval{spread(b.lower), spread(b.upper)};
+    }
+  }
   const bool inherit = !d.lower.empty();
   for (size_t j = 0; j < relus.size(); ++j) {
     const GraphRelu& r = relus[j];

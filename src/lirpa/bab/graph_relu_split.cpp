@@ -93,7 +93,8 @@ bool covers_relus(const LayerBounds* layers, const std::vector<GraphRelu>& relus
 
 // The root domains: the start's boxes from their given bounds, or the problem's box from the
 // incomplete stage's intermediate bounds when they cover every ReLU node's input (its slopes
-// are not handed over: the roots optimise their own), else from nothing.
+// are not handed over: the roots optimise their own), else from nothing. The incomplete
+// stage's bounds of every node limit all domains of the problem's box (GraphDomains::root_limits).
 GraphDomains root_domains(const GraphBabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem& p,
                           const ReluSplitStart& start) {
   GraphDomains d;
@@ -105,6 +106,7 @@ GraphDomains root_domains(const GraphBabContext& ctx, const std::vector<GraphRel
   const bool given = covers_relus(start.layers, relus, roots);
   TESSERA_CHECK(given || !start.layers, InvalidInput, "ReLU splitting: the root boxes' bounds do not match the graph's ReLU nodes");
   bool seeded = !start.xl.defined() && ctx.root_intermediate != nullptr;
+  if (seeded) d.root_limits = std::make_shared<const std::map<int, Interval>>(*ctx.root_intermediate);
   for (const GraphRelu& r : relus) seeded = seeded && ctx.root_intermediate->count(r.input) > 0;
   if (!given && !seeded) return d;
   for (size_t j = 0; j < relus.size(); ++j) {
@@ -190,6 +192,7 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
     kids.d.split = split_children(split, layer, neuron);
     kids.d.xl = root.d.xl;
     kids.d.xu = root.d.xu;
+    kids.d.root_limits = root.d.root_limits;
     kids.d.root = f[lay.root()].repeat({2});
     kids.d.reuse_upto = layer.repeat({2});
     if (f[lay.alpha(0)].dim() == 3) {  // the parent's slopes and multipliers (the new split's beta starts at 0)
