@@ -1,6 +1,7 @@
 // Graph branch and bound on networks with relaxations other than ReLU's (products of two
 // variables): the domains take the problem box's intermediate bounds of every node as limits
-// (GraphDomains::root_limits), and beta's optimisation moves the products' plane mixes too.
+// (GraphDomains::root_limits), beta's optimisation moves the products' plane mixes too, and
+// the parameters start from given ones (GraphDomains::alpha_start).
 // Each bound is checked against sampled points; each gain is one the change makes (without
 // it the comparisons below are equal).
 
@@ -87,6 +88,35 @@ TEST(LirpaGraphBabRelaxations, BetaStepsMoveTheProductsPlaneMixes) {
   expect_below_samples(opt, p, "beta's optimisation");
   EXPECT_TRUE((opt >= crown - 1e-12).all().item<bool>()) << "optimised " << opt << "\nCROWN " << crown;
   EXPECT_GT((opt - crown).sum().item<double>(), 1e-3) << "optimised " << opt << "\nCROWN " << crown;
+}
+
+// The domains' parameters start from given ones (the incomplete stage's best,
+// GraphDomains::alpha_start): one beta step from alpha-CROWN's final parameters is as good as
+// alpha-CROWN's bound, where one step from CROWN's is about CROWN's.
+TEST(LirpaGraphBabRelaxations, DomainsStartFromTheGivenParameters) {
+  Problem p = problem(false);
+  BoundOptions o;
+  o.method = Method::AlphaCrown;
+  o.dtype = at::kDouble;
+  o.want_upper = false;
+  o.intersect_ibp = true;
+  o.alpha.intermediate = false;  // the final rows' parameters only, as beta's steps
+  o.alpha.iterations = 60;
+  BoundsResult r = compute_bounds(p.g, p.lo, p.hi, o, p.c);
+  ASSERT_FALSE(r.final_alpha.empty());
+  const int64_t k = p.c.size(0);
+  std::map<int, at::Tensor> rows;
+  for (const auto& [node, t] : r.final_alpha) rows[node] = t.narrow(0, 0, k);  // the lower side's rows
+  at::Tensor alpha_lb = r.lower.reshape({1, k}) - p.rhs;
+  GraphDomains cold = root(p), warm = root(p);
+  warm.alpha_start = std::make_shared<const std::map<int, at::Tensor>>(rows);
+  BetaOptions one;
+  one.iterations = 1;
+  at::Tensor from_crown = detail::bound_graph_domains(p.g, p.relus, cold, p.c, p.rhs, nullptr, &one).lb;
+  at::Tensor from_given = detail::bound_graph_domains(p.g, p.relus, warm, p.c, p.rhs, nullptr, &one).lb;
+  expect_below_samples(from_given, p, "from the given parameters");
+  EXPECT_TRUE((from_given >= alpha_lb - 1e-6).all().item<bool>()) << "from given " << from_given << "\nalpha-CROWN " << alpha_lb;
+  EXPECT_GT((from_given - from_crown).sum().item<double>(), 1e-3) << "from given " << from_given << "\nfrom CROWN's " << from_crown;
 }
 
 // The problem box's intermediate bounds from alpha-CROWN (tighter than CROWN's on the

@@ -70,6 +70,11 @@ struct GraphDomains {
   /// stage's intermediate bounds of the problem's box (one root box), intersected into each
   /// domain's bounds like its limits; null: none.
   std::shared_ptr<const std::map<int, Interval>> root_limits;
+  /// Where the final rows' relaxation parameters start (node id -> `[K, *shape]` for the K
+  /// rows of the problem; optimise_beta): those of the relaxations other than ReLU's on every
+  /// domain, the ReLU slopes on a domain without `start`; CROWN's where null or the shape
+  /// differs.
+  std::shared_ptr<const std::map<int, at::Tensor>> alpha_start;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
   /// The input boxes of the domains `sel` ([D] long): lower and upper, [D, n_in] each.
   std::pair<at::Tensor, at::Tensor> boxes(const at::Tensor& sel) const;
@@ -145,6 +150,11 @@ struct GraphBabContext {
   /// `--shard fsdp+state` with several ranks: each batch's domains are cut into one block per
   /// rank (bound_graph_domains); null: every rank bounds the whole batch.
   std::shared_ptr<dist::Communicator> state_comm = nullptr;
+  /// The final rows' relaxation parameters known on the whole box for the problem's K rows
+  /// (node id -> `[K, *shape]`, the incomplete stage's best), or null: every domain's
+  /// parameters of the relaxations other than ReLU's start from them, and the root's ReLU
+  /// slopes (GraphDomains::alpha_start).
+  const std::map<int, at::Tensor>* root_alpha = nullptr;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
 };

@@ -28,7 +28,8 @@ std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n) {
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
-                         const RowParams& start, RowParams* end_params, LastPass* last) {
+                         const RowParams& start, RowParams* end_params, LastPass* last,
+                         const std::map<int, at::Tensor>* alpha_start) {
   at::AutoGradMode grad(true);
   const int64_t domains = lb.size(0), k = lb.size(1), total = rows->rows();
   at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
@@ -49,7 +50,18 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     sign.push_back(per_row(split[j].to(at::kDouble), total).contiguous());
     slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
   }
-  // slopes of the final rows: (output, ReLU node) -> [S, *shape], the start's or CROWN's
+  // node id's parameters [S, *shape] from alpha_start's [K, *shape] (every domain the same),
+  // else `init` (CROWN's)
+  auto given_or = [&](int id, at::Tensor init) {
+    auto it = alpha_start ? alpha_start->find(id) : std::map<int, at::Tensor>::const_iterator();
+    if (!alpha_start || it == alpha_start->end() || it->second.size(0) != k ||
+        it->second.sizes().slice(1) != init.sizes().slice(1))
+      return init;
+    std::vector<int64_t> s = it->second.sizes().vec();
+    s.insert(s.begin(), domains);  // [D, K, *shape]
+    return it->second.to(at::kDouble).unsqueeze(0).expand(s).reshape(init.sizes()).clone();
+  };
+  // slopes of the final rows: (output, ReLU node) -> [S, *shape], the start's, the given or CROWN's
   std::map<std::pair<int, int>, at::Tensor> alpha;
   std::map<std::pair<int, int>, AdamSlot> alpha_slots;
   std::vector<size_t> sloped;  // the ReLU nodes with slopes
@@ -58,8 +70,8 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     const Node& node = graph.node(r.node);
     if (!node.op->has_alpha()) continue;
     std::pair<int, int> key{graph.output_id(), r.node};
-    alpha[key] = start.empty() ? per_row(node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble), total)
-                                     .contiguous()
+    alpha[key] = start.empty() ? given_or(r.node, per_row(node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble), total)
+                                                    .contiguous())
                                : from_start(start.alpha, j).reshape(lead_shape(graph, r.input, total));
     alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
   }
@@ -67,14 +79,15 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     for (size_t j = 0; j < relus.size(); ++j)
       if (relus[j].node == key.second) sloped.push_back(j);
   // the other relaxations with free parameters (curves' tangents, products' plane mixes): each
-  // row's own, from CROWN's, optimised with the rest but not handed to the children
+  // row's own, from the given start or CROWN's, optimised with the rest, not handed to the children
   std::set<int> relu_nodes;
   for (const GraphRelu& r : relus) relu_nodes.insert(r.node);
   for (const Node& node : graph.nodes()) {
     if (node.id == 0 || node.id > graph.output_id() || !node.op->has_alpha() || relu_nodes.count(node.id)) continue;
     if (!state.bounds[node.inputs.at(0)]) continue;  // not reached by these rows' bounds: CROWN's planes
     std::pair<int, int> key{graph.output_id(), node.id};
-    alpha[key] = per_row(node.op->initial_alpha(*state.bounds[node.inputs.at(0)]).to(at::kDouble), total).contiguous();
+    alpha[key] = given_or(node.id, per_row(node.op->initial_alpha(*state.bounds[node.inputs.at(0)]).to(at::kDouble), total)
+                                       .contiguous());
     alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
   }
   if (with.empty() && alpha.empty()) return lb;

@@ -37,14 +37,16 @@ struct LastPass {
 /// Not each row's best step: that mixes steps and left ACAS Xu 1_1 prop_5's hand-offs 11,228
 /// domains against 10,017 (bench/history/2026-12-02-graph-hand-off-inherit.md). Without
 /// splits, the slopes alone are optimised. The free parameters of the other relaxations
-/// (curves, products) are optimised too, each domain's from CROWN's (not in `start` or
-/// `end_params`).
+/// (curves, products) are optimised too (not in `start` or `end_params`), each domain's from
+/// `alpha_start` (node id -> `[K, *shape]`, the same for every domain) where its shape
+/// agrees, else from CROWN's; `alpha_start` also starts the ReLU slopes when `start` is empty.
 /// With `last`, the rows' coefficients of the last pass are kept there (the pass of
 /// `end_params` for every domain still open at the end: a domain leaves only once verified).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
-                         const RowParams& start = {}, RowParams* end_params = nullptr, LastPass* last = nullptr);
+                         const RowParams& start = {}, RowParams* end_params = nullptr, LastPass* last = nullptr,
+                         const std::map<int, at::Tensor>* alpha_start = nullptr);
 
 /// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
 /// `params` (where optimise_beta took no step: per ReLU node [D, K, n_j], undefined slopes for nodes

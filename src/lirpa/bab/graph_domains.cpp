@@ -175,7 +175,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     last.rows[0] = nullptr;
     for (const GraphRelu& r : relus) last.rows[r.node] = nullptr;
     at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
-                                  stop, shard.get(), start, &end, &last);
+                                  stop, shard.get(), start, &end, &last, d.alpha_start.get());
     if (!last.taken) {  // no step ran: one pass at `end` (a stand-in too: every rank in step)
       last.lb = record_at(graph, sub, env, relus, split, open_rows, end, last.rows).reshape({-1, k}) - rhs;
       last.domains = at::arange(open.numel(), at::kLong);

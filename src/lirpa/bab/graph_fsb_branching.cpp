@@ -29,6 +29,7 @@ std::pair<at::Tensor, at::Tensor> graph_fsb_choice(const Graph& graph, const std
   kids.xl = d.xl;
   kids.xu = d.xu;
   kids.root_limits = d.root_limits;
+  kids.alpha_start = d.alpha_start;
   if (d.root.defined()) kids.root = d.root.repeat({2 * k});
   std::vector<std::vector<at::Tensor>> kid_split(relus.size());
   for (int64_t j = 0; j < k; ++j) {

@@ -107,6 +107,7 @@ GraphDomains root_domains(const GraphBabContext& ctx, const std::vector<GraphRel
   TESSERA_CHECK(given || !start.layers, InvalidInput, "ReLU splitting: the root boxes' bounds do not match the graph's ReLU nodes");
   bool seeded = !start.xl.defined() && ctx.root_intermediate != nullptr;
   if (seeded) d.root_limits = std::make_shared<const std::map<int, Interval>>(*ctx.root_intermediate);
+  if (!start.xl.defined() && ctx.root_alpha) d.alpha_start = std::make_shared<const std::map<int, at::Tensor>>(*ctx.root_alpha);
   for (const GraphRelu& r : relus) seeded = seeded && ctx.root_intermediate->count(r.input) > 0;
   if (!given && !seeded) return d;
   for (size_t j = 0; j < relus.size(); ++j) {
@@ -193,6 +194,7 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
     kids.d.xl = root.d.xl;
     kids.d.xu = root.d.xu;
     kids.d.root_limits = root.d.root_limits;
+    kids.d.alpha_start = root.d.alpha_start;
     kids.d.root = f[lay.root()].repeat({2});
     kids.d.reuse_upto = layer.repeat({2});
     if (f[lay.alpha(0)].dim() == 3) {  // the parent's slopes and multipliers (the new split's beta starts at 0)

@@ -176,10 +176,10 @@ class BilinearMatMulOp final : public BoundOp {
   Backward backward(const OpEnv& env, const APtr& a, const BackwardContext& ctx) const override {
     at::Tensor ad = a->dense(env.dtype);
     const int64_t s = ad.size(0);
+    if (auto fused = fused_rows(env, ad, ctx)) return *std::move(fused);
     at::Tensor lx = rows_of(ctx.input_bounds.at(0).lower, s, rank_, env.dtype);
     at::Tensor ly = rows_of(ctx.input_bounds.at(1).lower, s, rank_, env.dtype);
     at::Tensor uy = rows_of(ctx.input_bounds.at(1).upper, s, rank_, env.dtype);
-    if (auto fused = fused_rows(env, ad, ctx)) return *std::move(fused);
     at::Tensor pos = ad.clamp_min(0), neg = ad.clamp_max(0);
     auto [rl, ru] = plane_mix(ctx);
     if (rl.defined()) {  // per product, on [S, ..., n, k, m]: i over -3, k over -2, j over -1

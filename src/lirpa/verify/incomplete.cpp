@@ -52,7 +52,7 @@ bool all_closed(const std::vector<std::vector<bool>>& open) {
 // and the final rows' parameters at their best (alpha-CROWN stages).
 struct StageCarry {
   std::vector<std::map<int, Interval>>& intermediate;
-  std::vector<std::map<int, at::Tensor>> final_alpha;
+  std::vector<std::map<int, at::Tensor>>& final_alpha;
 };
 
 // Bounds every case with open disjuncts; returns the stage's end report: its steps and the
@@ -112,11 +112,13 @@ void report_end(const ProgressFn& progress, const std::string& name, Progress en
 std::string incomplete_verification(const Graph& graph, const Property& property, const VerifyOptions& options,
                                     std::vector<std::vector<bool>>& open, const ProgressFn& progress,
                                     const RunClock& clock, std::shared_ptr<dist::Communicator> shard_rows,
-                                    std::vector<std::map<int, Interval>>& intermediate) {
+                                    std::vector<std::map<int, Interval>>& intermediate,
+                                    std::vector<std::map<int, at::Tensor>>& final_alpha) {
   open.clear();
   intermediate.assign(property.cases.size(), {});
+  final_alpha.assign(property.cases.size(), {});
   for (const PropertyCase& pc : property.cases) open.emplace_back(pc.disjuncts.size(), true);
-  StageCarry carry{intermediate, std::vector<std::map<int, at::Tensor>>(property.cases.size())};
+  StageCarry carry{intermediate, final_alpha};
   if (progress) progress(Progress{"crown", 0, 0, 0, clock.elapsed()});
   report_end(progress, "crown",
              bound_stage(graph, property, options, Method::Crown, options.alpha, open, clock, shard_rows, carry), clock);

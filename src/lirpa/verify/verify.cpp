@@ -158,12 +158,23 @@ bool run_input_bab(Run& run, const detail::BatchFn& forward, const PropertyCase&
 // restarts through the graph take minutes on a CIFAR ResNet (sri_resnet_a: one round held
 // the rest of a 300 s run); the search's own PGD from its worst domains' vertices runs
 // every `bab.attack_every` batches on every network.
-bool run_relu_bab(Run& run, const PropertyCase& pc, const OutputConjunction& oc,
-                  const std::map<int, Interval>& intermediate, SideAttack* side, bool& undecided) {
+bool run_relu_bab(Run& run, const PropertyCase& pc, size_t d, const std::map<int, Interval>& intermediate,
+                  const std::map<int, at::Tensor>& final_alpha, SideAttack* side, bool& undecided) {
   run.bab_kind = "bab-relu";
+  const OutputConjunction& oc = pc.disjuncts.at(d);
+  // the incomplete stage's parameters of this disjunct's rows: rows [first, first + K) of the
+  // case's (the lower side's run, or the first half of [C; -C])
+  int64_t first = 0, total = 0;
+  for (size_t i = 0; i < pc.disjuncts.size(); ++i) {
+    if (i < d) first += pc.disjuncts[i].c.size(0);
+    total += pc.disjuncts[i].c.size(0);
+  }
+  std::map<int, at::Tensor> rows_alpha;
+  for (const auto& [node, t] : final_alpha)
+    if (t.defined() && (t.size(0) == total || t.size(0) == 2 * total)) rows_alpha[node] = t.narrow(0, first, oc.c.size(0));
   detail::GraphBabContext ctx{run.graph, run.options, run.clock,
                               [&](const at::Tensor& x) { return run.confirm(x, "bab-relu"); }, run.progress,
-                              "bab-relu", {}, &intermediate, run.state_comm};
+                              "bab-relu", {}, &intermediate, run.state_comm, &rows_alpha};
   if (side) ctx.side_attack = [side] { return (*side)(); };
   detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}),
                              oc.c.to(at::kDouble), oc.rhs.to(at::kDouble)};
@@ -191,8 +202,9 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
   // open[c][d]: disjunct d of case c not proven infeasible yet
   std::vector<std::vector<bool>> open;
   std::vector<std::map<int, Interval>> intermediate;  // per case: the root of graph branch and bound
+  std::vector<std::map<int, at::Tensor>> final_alpha;  // per case: where its domains' parameters start
   std::string by = detail::incomplete_verification(graph, property, options, open, run.progress, run.clock,
-                                                   run.state_comm, intermediate);
+                                                   run.state_comm, intermediate, final_alpha);
   bool all_proven = true;
   for (const auto& row : open)
     for (bool o : row) all_proven = all_proven && !o;
@@ -222,7 +234,7 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
                          (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims);
       bool go = input && has_relu
                     ? run_input_bab(run, forward, pc, pc.disjuncts[d], cheap ? &side : nullptr, undecided)
-                    : run_relu_bab(run, pc, pc.disjuncts[d], intermediate[c], cheap ? &side : nullptr, undecided);
+                    : run_relu_bab(run, pc, d, intermediate[c], final_alpha[c], cheap ? &side : nullptr, undecided);
       if (!go) return finish();
     }
   }
