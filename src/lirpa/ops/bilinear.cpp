@@ -84,12 +84,18 @@ at::Tensor unit_mix(int64_t domains, const std::vector<int64_t>& z) {
   return at::ones(s, at::kDouble);
 }
 
-/// The optimised plane weights r_l, r_u `[S, *z]` of ctx.alpha `[S, 2, *z]`, when given and
-/// every input bound is finite; undefined otherwise (CROWN's planes).
-std::pair<at::Tensor, at::Tensor> plane_mix(const BackwardContext& ctx) {
-  if (!ctx.alpha.defined()) return {};
+/// Plane mixes are given and every input bound is finite (else CROWN's planes).
+bool mixes_apply(const BackwardContext& ctx) {
+  if (!ctx.alpha.defined()) return false;
   for (const Interval& b : ctx.input_bounds)
-    if (!at::isfinite(b.lower).all().item<bool>() || !at::isfinite(b.upper).all().item<bool>()) return {};
+    if (!at::isfinite(b.lower).all().item<bool>() || !at::isfinite(b.upper).all().item<bool>()) return false;
+  return true;
+}
+
+/// The optimised plane weights r_l, r_u `[S, *z]` of ctx.alpha `[S, 2, *z]` where they apply;
+/// undefined otherwise.
+std::pair<at::Tensor, at::Tensor> plane_mix(const BackwardContext& ctx) {
+  if (!mixes_apply(ctx)) return {};
   at::Tensor r = ctx.alpha.clamp(0, 1);
   return {r.select(1, 0), r.select(1, 1)};
 }
@@ -209,7 +215,7 @@ class BilinearMatMulOp final : public BoundOp {
   /// batch dimensions of Z flattened into one; nothing without plane mixes or where the
   /// one-pass kernel does not apply.
   std::optional<Backward> fused_rows(const OpEnv& env, const at::Tensor& ad, const BackwardContext& ctx) const {
-    if (!plane_mix(ctx).first.defined()) return std::nullopt;
+    if (!mixes_apply(ctx)) return std::nullopt;
     const auto z = product_shape(x_shape_, y_shape_, rank_, true);  // [..., n, k, m]
     const int64_t n = z[rank_ - 2], k = z[rank_ - 1], m = z[rank_];
     std::vector<int64_t> batch(z.begin(), z.begin() + (rank_ - 2));
