@@ -2,7 +2,8 @@
 // [--shard none|fsdp|tp]`: bounds of the raw outputs (or of the property's specification rows)
 // over each input box. Under mpirun every rank computes the same bounds; with `--shard fsdp`
 // each keeps 1/P of the weights, gathered on use; with `--shard tp` each multiplies by its
-// rows of every weight matrix (tensor parallelism). Rank 0 prints, with every rank's memory
+// rows of every weight matrix (tensor parallelism); with `--shard tp-heads` each bounds its
+// attention heads and MLP columns (IBP, CROWN). Rank 0 prints, with every rank's memory
 // figures in --json.
 
 #include <ATen/ATen.h>
@@ -99,8 +100,10 @@ void add_bounds_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use), fsdp+state (fsdp, and the "
                                        "rows of every CROWN backward pass with their A matrices and alpha slopes "
-                                       "split across ranks) or tp (tensor "
-                                       "parallelism: each rank multiplies by its rows of every weight matrix)");
+                                       "split across ranks), tp (tensor "
+                                       "parallelism: each rank multiplies by its rows of every weight matrix) or "
+                                       "tp-heads (tensor parallelism by heads: each rank keeps and bounds its attention "
+                                       "heads and MLP columns; IBP and CROWN)");
   cmd->callback([o, &body] { body = [o] { return run_bounds(*o); }; });
 }
 

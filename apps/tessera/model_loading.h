@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
@@ -26,6 +27,11 @@ inline lirpa::Graph load_model(const std::string& path, const std::shared_ptr<di
                                lirpa::ShardMode mode) {
   const bool shard = comm && splits_parameters(mode, *comm);
   const bool nnet = path.size() > 5 && path.substr(path.size() - 5) == ".nnet";
+  if (shard && mode == lirpa::ShardMode::TpHeads) {
+    TESSERA_CHECK(!nnet, Unsupported, "--shard tp-heads needs an ONNX model with attention or MLP blocks, got '",
+                  path, "'");
+    return lirpa::load_onnx_shares(path, comm);
+  }
   if (!nnet) return lirpa::load_onnx(path, shard ? std::make_shared<lirpa::ShardedParamStore>(comm, mode) : nullptr);
   lirpa::Graph g = lirpa::load_nnet(path);
   if (shard) lirpa::shard_parameters(g, comm, mode);

@@ -103,6 +103,9 @@ int run_verify(const VerifyCli& o) {
   auto comm = dist::world();
   const bool root = comm->rank() == 0;
   const lirpa::ShardMode shard = lirpa::parse_shard_mode(o.shard);
+  TESSERA_CHECK(shard != lirpa::ShardMode::TpHeads, Unsupported,
+                "verify --shard tp-heads is not built (alpha-CROWN and branch and bound do not cross its zones yet): "
+                "use `tessera bounds --shard tp-heads` (IBP, CROWN) or --shard tp / fsdp / fsdp+state");
   lirpa::VerifyOptions opt = o.config.empty() ? lirpa::VerifyOptions{} : lirpa::load_verify_config(o.config);
   if (o.timeout > 0) opt.timeout = o.timeout;  // the flag overrides the file
   // The timeout counts from the process start: loading the libraries takes ~1 s before main.
@@ -158,7 +161,8 @@ void add_verify_command(CLI::App& app, CommandBody& body) {
   cmd->add_option("--shard", o->shard, "under mpirun: none (every rank holds the whole network), fsdp "
                                        "(each rank keeps 1/P of every weight, gathered on use) or fsdp+state "
                                        "(also: ReLU branch and bound splits each batch of sub-domains across ranks) or tp "
-                                       "(tensor parallelism: each rank multiplies by its rows of every weight matrix)");
+                                       "(tensor parallelism: each rank multiplies by its rows of every weight matrix); "
+                                       "tp-heads is for `bounds` only");
   cmd->add_option("--json", o->json, "also write the verdict, domain count and per-rank memory as JSON here");
   cmd->callback([o, &body] { body = [o] { return run_verify(*o); }; });
 }

@@ -30,8 +30,15 @@ using namespace tessera::lirpa;
 std::shared_ptr<ParamStore> store_for(const std::string& shard) {
   ShardMode mode = parse_shard_mode(shard);
   auto comm = dist::world();
-  if (mode != ShardMode::None && comm->size() > 1) return std::make_shared<ShardedParamStore>(comm, mode);
+  if (mode != ShardMode::None && mode != ShardMode::TpHeads && comm->size() > 1)
+    return std::make_shared<ShardedParamStore>(comm, mode);
   return nullptr;
+}
+
+/// True when `shard` is "tp-heads" over more than one rank: the model is loaded as this
+/// rank's share of its attention and MLP blocks (load_onnx_shares).
+bool by_heads(const std::string& shard) {
+  return parse_shard_mode(shard) == ShardMode::TpHeads && dist::world()->size() > 1;
 }
 
 Graph load_model_file(const std::string& path, const std::string& shard) {
@@ -41,6 +48,7 @@ Graph load_model_file(const std::string& path, const std::string& shard) {
                   "shard '", shard, "' needs an ONNX model, got '", path, "'");
     return load_nnet(path);
   }
+  if (by_heads(shard)) return load_onnx_shares(path, dist::world());
   return load_onnx(path, store_for(shard));
 }
 
@@ -49,10 +57,12 @@ Graph load_model_file(const std::string& path, const std::string& shard) {
 void bind_lirpa(py::module_& m) {
   py::class_<Graph>(m, "Graph", "C++ tessera::lirpa::Graph: a network of bound operators.")
       .def_static("load", &load_model_file, py::arg("path"), py::arg("shard") = "none",
-                  "Loads an ONNX (or .nnet) file; shard fsdp / fsdp+state / tp: weights split over the ranks.")
+                  "Loads an ONNX (or .nnet) file; shard fsdp / fsdp+state / tp: weights split over the ranks; "
+                  "tp-heads: this rank's share of the attention heads and MLP columns (bounds: IBP, CROWN).")
       .def_static(
           "load_onnx_bytes",
           [](const py::bytes& bytes, const std::string& source, const std::string& shard) {
+            if (by_heads(shard)) return load_onnx_bytes_shares(std::string(bytes), source, dist::world());
             return load_onnx_bytes(std::string(bytes), source, store_for(shard));
           },
           py::arg("data"), py::arg("source") = "<onnx>", py::arg("shard") = "none",
@@ -100,6 +110,9 @@ void bind_lirpa(py::module_& m) {
          const std::string& source, const std::string& shard) {
         VerifyOptions o = config_yaml.empty() ? VerifyOptions{} : parse_verify_config(config_yaml, source);
         const ShardMode mode = parse_shard_mode(shard);
+        TESSERA_CHECK(mode != ShardMode::TpHeads, Unsupported,
+                      "verify with shard='tp-heads' is not built (alpha-CROWN and branch and bound do not cross its "
+                      "zones yet): use bounds, or shard tp / fsdp / fsdp+state");
         auto comm = dist::world();
         const bool sharded = mode != ShardMode::None && comm->size() > 1;
         o.shard_state = mode == ShardMode::FsdpState;

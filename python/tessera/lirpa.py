@@ -58,8 +58,11 @@ class BoundedModel:
         weights, gathered on use; ``"fsdp+state"``, also the rows of every CROWN backward
         pass and the branch-and-bound batches are split over the ranks; ``"tp"`` (tensor
         parallelism), each rank keeps its rows of every weight matrix and multiplies by
-        them, so weights never move (bounds equal one process's up to rounding). Every rank
-        then makes the same calls and gets the same results."""
+        them, so weights never move (bounds equal one process's up to rounding); ``"tp-heads"``
+        (tensor parallelism by heads), each rank keeps and bounds its share of every attention
+        block's heads and MLP block's hidden columns, one sum over the ranks per block (IBP and
+        CROWN; :func:`verify` refuses it). Every rank then makes the same calls and gets the
+        same results."""
         path = os.fspath(path)
         return cls(_lirpa.Graph.load(path, shard), path, shard)
 

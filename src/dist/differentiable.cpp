@@ -89,4 +89,13 @@ at::Tensor all_reduce_sum(const std::shared_ptr<Communicator>& comm, const at::T
   return result;
 }
 
+at::Tensor replicate(const std::shared_ptr<Communicator>& comm, const at::Tensor& x) {
+  at::Tensor result = x.detach().clone();
+  if (x.requires_grad()) {
+    std::shared_ptr<AllReduceSumBackward> node(new AllReduceSumBackward(comm), torch::autograd::deleteNode);
+    attach(result, x, node);
+  }
+  return result;
+}
+
 }  // namespace tessera::dist::differentiable

@@ -9,6 +9,7 @@
 #include "tessera/core/error.h"
 #include "tessera/dist/communicator.h"
 #include "tessera/dist/differentiable.h"
+#include "zone_pass.h"
 
 namespace tessera::lirpa::detail {
 
@@ -68,28 +69,39 @@ namespace {
 at::Tensor unit_rows_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int p,
                            const at::Tensor& pos, const at::Tensor& sign, bool use_alpha) {
   const auto& shape = graph.node(p).shape;
+  // ranks holding shares of zones split the rows of a whole node too (a zone's own node: its
+  // rows are already the rank's)
+  std::shared_ptr<dist::Communicator> split = state.shard_rows;
+  if (!split && graph.node(p).zone < 0) split = zone_comm(graph);
   // rows of several domains are not split (a block would cut a domain's rows apart)
-  RowBlock b = state.domains() == 1 ? row_block(pos.numel(), state.shard_rows) : RowBlock{0, pos.numel(), {pos.numel()}};
+  RowBlock b = state.domains() == 1 ? row_block(pos.numel(), split) : RowBlock{0, pos.numel(), {pos.numel()}};
   if (!b.split) return crown_lower(graph, state, env, p, std::make_shared<UnitRowsA>(shape, pos, sign), use_alpha);
   auto mine = std::make_shared<UnitRowsA>(shape, pos.slice(0, b.begin, b.end), sign.slice(0, b.begin, b.end));
-  at::Tensor lb = crown_lower(graph, state, env, p, mine, use_alpha);
-  if (use_alpha) return dist::differentiable::all_gather(state.shard_rows, lb);
-  return state.shard_rows->all_gather(lb.contiguous(), b.counts);  // copies: bitwise the blocks' values
+  at::Tensor lb = crown_lower(graph, state, env, p, mine, use_alpha, /*rows_split=*/true);
+  if (use_alpha) return dist::differentiable::all_gather(split, lb);
+  return split->all_gather(lb.contiguous(), b.counts);  // copies: bitwise the blocks' values
 }
 
 }  // namespace
 
 at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int start, const APtr& a,
-                       bool use_alpha) {
+                       bool use_alpha, bool rows_split) {
   std::vector<APtr> acc(start + 1);
   acc[start] = a;
   at::Tensor bias = at::zeros({a->rows()}, at::TensorOptions().dtype(env.dtype));
+  ZonePass zones(graph, start, a->rows(), rows_split);  // tensor-parallel zones' collectives (zone_pass.h)
+  TESSERA_CHECK(!zones.active() || (!use_alpha && !state.extra_rows && !state.record && state.domains() == 1 &&
+                                    (!state.shard_rows || !rows_split)),
+                Unsupported,
+                "tensor parallelism by heads bounds one box by IBP or CROWN (alpha-CROWN, branch and bound and "
+                "state sharding through its zones are not built)");
   for (int id = start; id >= 1; --id) {
     if (state.extra_rows) {
       auto it = state.extra_rows->find(id);
       if (it != state.extra_rows->end()) acc[id] = add_a(std::move(acc[id]), DenseA::make(it->second), env.dtype);
     }
     if (!acc[id]) continue;
+    acc[id] = zones.entering(graph.node(id), std::move(acc[id]), env.dtype);
     if (state.record && state.record->count(id)) (*state.record)[id] = acc[id];
     const Node& node = graph.node(id);
     BackwardContext ctx;
@@ -106,12 +118,14 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
     }
     Backward back = node.op->backward(env, acc[id], ctx);
     acc[id].reset();  // before the sums: a view handed on (a reshape) is then its storage's only holder
-    if (back.bias.defined()) bias = bias + back.bias;  // constant terms collected on the way
+    zones.add_bias(node, bias, back.bias);  // constant terms collected on the way
+    for (size_t k = 0; k < back.inputs.size(); ++k) back.inputs[k] = zones.leaving(node, std::move(back.inputs[k]), env.dtype);
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       // both taken: rows held only here are added into in place
       if (back.inputs.at(k)) acc[node.inputs[k]] = add_a(std::move(acc[node.inputs[k]]), std::move(back.inputs[k]), env.dtype);
     }
   }
+  bias = zones.finish(std::move(bias));
   if (state.record && state.record->count(0)) (*state.record)[0] = acc[0];
   if (!acc[0]) return bias;
   const Interval& box = *state.bounds[0];
@@ -187,7 +201,7 @@ Interval crown_needed_rows(const Graph& graph, const BoundState& state, const Op
   const int64_t domains = needed.idx.size(0), k = needed.per_domain();
   // groups only where the rows are this pass's alone: no slopes, records or shards
   const bool plain = state.alpha.empty() && !state.record && !state.extra_rows && !state.shard_rows &&
-                     !state.shard_domains;
+                     !state.shard_domains && !zone_comm(graph);
   std::vector<at::Tensor> groups;
   if (plain) groups = padding_groups(needed.need.sum(1, false, at::kLong));
   if (groups.size() <= 1) return crown_rows(graph, state, env, p, needed.idx, false);
@@ -283,6 +297,8 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
   // reference that tells which ReLU inputs are stable, as auto_LiRPA's sparse bounds).
   std::vector<std::optional<Interval>> ref(graph.nodes().size());
   ref[0] = state.bounds[0];
+  // ranks holding their heads' shares agree on the rows of every pass (collectives inside)
+  const std::shared_ptr<dist::Communicator> zones = zone_comm(graph);
   std::vector<std::optional<LinearForms>> forms(state.forward_forms ? graph.nodes().size() : 0);
   if (state.forward_forms) forms[0] = input_forms(*state.bounds[0]);
   for (const Node& node : graph.nodes()) {
@@ -297,8 +313,8 @@ void crown_intermediate(const Graph& graph, BoundState& state, const OpEnv& env,
         }
         // the domain's limits (a parent box's bounds, a split's side) first: a neuron they make
         // stable needs no CROWN row
-        NeededBounds needed =
-            positions_needing_bounds(graph, *node.op, p, limited(state, p, *ref[p]), state.shard_domains.get());
+        NeededBounds needed = positions_needing_bounds(graph, *node.op, p, limited(state, p, *ref[p]),
+                                                       state.shard_domains ? state.shard_domains.get() : zones.get());
         Interval tight;
         if (needed.per_domain() > 0) tight = crown_needed_rows(graph, state, env, p, needed);
         state.bounds[p] =

@@ -47,13 +47,35 @@ int Graph::add_node(std::string name, std::shared_ptr<const BoundOp> op, std::ve
   }
   auto s = y.sizes().vec();
   int id = static_cast<int>(nodes_.size());
-  nodes_.push_back(Node{id, std::move(name), std::move(op), std::move(inputs), {s.begin() + 1, s.end()}});
+  const int zone = zone_of(name, *op, inputs);
+  nodes_.push_back(Node{id, std::move(name), std::move(op), std::move(inputs), {s.begin() + 1, s.end()}, zone});
   output_ = id;
   return id;
 }
 
+int Graph::zone_of(const std::string& name, const BoundOp& op, const std::vector<int>& inputs) const {
+  if (const ZoneEdge* e = op.zone_edge()) {
+    for (int in : inputs)
+      TESSERA_CHECK(nodes_[in].zone == (e->enter ? -1 : e->zone), InvalidInput, "zone edge '", name,
+                    "': its input is not ", e->enter ? "a whole value" : "of its zone");
+    return e->enter ? e->zone : -1;  // enter opens the zone, sum closes it
+  }
+  int zone = -1;
+  for (int in : inputs) {
+    if (nodes_[in].zone < 0) continue;
+    TESSERA_CHECK(zone < 0 || zone == nodes_[in].zone, InvalidInput, "node '", name, "' reads two zones");
+    zone = nodes_[in].zone;
+  }
+  for (int in : inputs)
+    TESSERA_CHECK(zone < 0 || nodes_[in].zone == zone, InvalidInput, "node '", name,
+                  "' reads a zone's share and a whole value: only a sum edge leaves a zone");
+  return zone;
+}
+
 void Graph::set_output(int id) {
   TESSERA_CHECK(id >= 0 && id < static_cast<int>(nodes_.size()), InvalidInput, "bad output id ", id);
+  TESSERA_CHECK(nodes_[id].zone < 0, InvalidInput, "the output '", nodes_[id].name,
+                "' is a zone's share, not the whole value");
   output_ = id;
 }
 

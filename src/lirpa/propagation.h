@@ -18,8 +18,10 @@ void ibp_all(const Graph& graph, BoundState& state, const OpEnv& env);
 /// CROWN backward pass: `[S]` lower bounds of the rows `a` of linear functions of node
 /// `start`, with the relaxations of the activations on the way (using `state.alpha` when
 /// `use_alpha`). Bounds of every activation input before `start` must be in `state`.
+/// `rows_split`: `a` is this rank's block of the rows of a whole node, every rank passing its
+/// own (through tensor-parallel zones: zone_pass.h).
 at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv& env, int start, const APtr& a,
-                       bool use_alpha);
+                       bool use_alpha, bool rows_split = false);
 
 /// Bounds of the inputs of every activation up to node `upto`, each by CROWN (rows
 /// [I; -I] in chunks), like auto_LiRPA's default. With `state.forward_forms`, the reference

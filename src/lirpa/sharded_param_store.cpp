@@ -25,7 +25,8 @@ ShardMode parse_shard_mode(const std::string& name) {
   if (name == "fsdp") return ShardMode::Fsdp;
   if (name == "tp") return ShardMode::Tp;
   if (name == "fsdp+state") return ShardMode::FsdpState;
-  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none, fsdp, tp or fsdp+state)");
+  if (name == "tp-heads") return ShardMode::TpHeads;
+  TESSERA_THROW(InvalidInput, "unknown shard mode '", name, "' (use none, fsdp, tp, fsdp+state or tp-heads)");
 }
 
 std::string shard_mode_name(ShardMode mode) {
@@ -33,6 +34,7 @@ std::string shard_mode_name(ShardMode mode) {
     case ShardMode::Fsdp: return "fsdp";
     case ShardMode::Tp: return "tp";
     case ShardMode::FsdpState: return "fsdp+state";
+    case ShardMode::TpHeads: return "tp-heads";
     case ShardMode::None: break;
   }
   return "none";
@@ -42,6 +44,8 @@ ShardedParamStore::ShardedParamStore(std::shared_ptr<dist::Communicator> comm, S
     : comm_(std::move(comm)), tensor_parallel_(mode == ShardMode::Tp) {
   TESSERA_CHECK(comm_ != nullptr, InvalidInput, "ShardedParamStore needs a communicator");
   TESSERA_CHECK(mode != ShardMode::None, InvalidInput, "ShardedParamStore needs a sharded mode, not 'none'");
+  TESSERA_CHECK(mode != ShardMode::TpHeads, InvalidInput,
+                "tp-heads splits the network's blocks as it is loaded (load_onnx_shares), not a parameter store");
 }
 
 std::vector<int64_t> ShardedParamStore::block_counts(int64_t rows, int parts) {

@@ -7,6 +7,8 @@
 ///   - all_gather (concatenate every rank's rows)  -> backward: reduce-scatter (sum) of
 ///     the gradient, each rank keeping the rows it contributed;
 ///   - all_reduce_sum                               -> backward: all-reduce (sum) of the
+///     gradient;
+///   - replicate (a copy on every rank)             -> backward: all-reduce (sum) of the
 ///     gradient.
 ///
 /// @code
@@ -31,6 +33,10 @@ at::Tensor all_gather(const std::shared_ptr<Communicator>& comm, const at::Tenso
 
 /// Element-wise sum of every rank's `x`.
 at::Tensor all_reduce_sum(const std::shared_ptr<Communicator>& comm, const at::Tensor& x);
+
+/// A copy of `x`, a value every rank holds alike, for this rank's own part of a computation
+/// (its attention heads): the gradient of `x` is the sum of every rank's (an all-reduce).
+at::Tensor replicate(const std::shared_ptr<Communicator>& comm, const at::Tensor& x);
 
 }  // namespace differentiable
 }  // namespace tessera::dist

@@ -16,6 +16,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,20 @@
 #include "tessera/lirpa/a_matrix.h"
 #include "tessera/lirpa/param_store.h"
 
+namespace tessera::dist {
+class Communicator;
+}
+
 namespace tessera::lirpa {
+
+/// An edge of a tensor-parallel zone (ops/zone_edges.h): the nodes between an `enter` edge
+/// and a `sum` edge hold each rank's share (its attention heads, its MLP columns); `enter`
+/// passes the whole value in, `sum` adds every rank's partial result up.
+struct ZoneEdge {
+  int zone = 0;
+  bool enter = true;
+  std::shared_ptr<dist::Communicator> comm;
+};
 
 /// Elementwise lower and upper bounds.
 struct Interval {
@@ -93,6 +107,8 @@ class BoundOp {
   virtual bool has_alpha() const { return false; }
   /// Initial alpha for rows S given input bounds (CROWN's slopes), `[1, *shape]`.
   virtual at::Tensor initial_alpha(const Interval& input) const { return {}; }
+  /// The zone edge this operator is, or null (every other operator).
+  virtual const ZoneEdge* zone_edge() const { return nullptr; }
 };
 
 }  // namespace tessera::lirpa

@@ -28,6 +28,9 @@ struct Node {
   std::shared_ptr<const BoundOp> op;   ///< null for the input node
   std::vector<int> inputs;             ///< ids of the variable inputs
   std::vector<int64_t> shape;          ///< static output shape (ONNX shape, batch included)
+  /// The tensor-parallel zone whose share this node holds (BoundOp::zone_edge: from its
+  /// `enter` edge up to the input of its `sum` edge), or -1: the whole value, on every rank.
+  int zone = -1;
 };
 
 /// A network: nodes in topological order, one input, one output, and the constants.
@@ -61,6 +64,8 @@ class Graph {
   std::vector<std::vector<int>> consumers() const;
 
  private:
+  int zone_of(const std::string& name, const BoundOp& op, const std::vector<int>& inputs) const;
+
   std::shared_ptr<ParamStore> params_;
   std::vector<Node> nodes_;
   int output_ = -1;

@@ -16,6 +16,10 @@
 #include "tessera/lirpa/graph.h"
 #include "tessera/lirpa/param_store.h"
 
+namespace tessera::dist {
+class Communicator;
+}
+
 namespace tessera::lirpa {
 
 /// Loads an ONNX model file. The weights go into `store` (default: a LocalParamStore) one
@@ -29,6 +33,26 @@ Graph load_onnx_bytes(const std::string& bytes, const std::string& source = "<on
                       std::shared_ptr<ParamStore> store = nullptr);
 /// ONNX op types this build supports, comma separated.
 std::string supported_onnx_ops();
+
+/// Zones of a network split by heads (load_onnx_shares).
+struct ZoneSplit {
+  int attention = 0;  ///< attention blocks, their heads split over the ranks
+  int mlp = 0;        ///< MLP blocks, their hidden columns split
+};
+
+/// Tensor parallelism by heads: rank `comm->rank()` loads its share of the network. Each
+/// attention block whose heads divide evenly over the ranks becomes a zone: the rank keeps
+/// the columns of its heads' Q, K and V projections and the rows of the output projection
+/// (column- and row-parallel), bounds its heads only, and the projection's partial results
+/// are summed over the ranks (one collective per block); each MLP block likewise by hidden
+/// columns. Everything else stays whole on every rank. The zones are found by following the
+/// heads' axis through the graph; the shares are checked by a forward pass against the whole
+/// network (InvalidInput when they differ). Throws Unsupported when no block splits.
+Graph load_onnx_shares(const std::string& path, const std::shared_ptr<dist::Communicator>& comm,
+                       ZoneSplit* found = nullptr);
+/// The same from serialised bytes.
+Graph load_onnx_bytes_shares(const std::string& bytes, const std::string& source,
+                             const std::shared_ptr<dist::Communicator>& comm, ZoneSplit* found = nullptr);
 
 /// Loads a `.nnet` file (fully connected ReLU network). With `normalize`, the input
 /// normalisation (x - mean) / range and output scaling y * range + mean of the file are

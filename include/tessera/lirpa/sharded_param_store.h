@@ -62,9 +62,11 @@ class Graph;
 /// tensor parallelism (products with each rank's rows of the weights, above), or FSDP plus the optimisation state (the rows
 /// of every backward pass, with their A matrices and alpha/beta slopes, and branch and
 /// bound's domains) split across ranks.
-enum class ShardMode { None, Fsdp, Tp, FsdpState };
+/// `TpHeads`: tensor parallelism by heads, which splits the network's attention and MLP blocks
+/// when it is loaded (model_io.h, load_onnx_shares) rather than its parameter store.
+enum class ShardMode { None, Fsdp, Tp, FsdpState, TpHeads };
 
-/// "none", "fsdp", "tp", "fsdp+state" <-> ShardMode; throws InvalidInput for other names.
+/// "none", "fsdp", "tp", "fsdp+state", "tp-heads" <-> ShardMode; throws InvalidInput for other names.
 ShardMode parse_shard_mode(const std::string& name);
 std::string shard_mode_name(ShardMode mode);
 

@@ -56,3 +56,40 @@ def test_sharded_verify_same_verdict(shard):
 def test_unknown_shard_is_refused():
     with pytest.raises(tessera.InvalidInput, match="zigzag"):
         lirpa.BoundedModel.from_module(module(), torch.zeros(1, 6), shard="zigzag")
+
+
+class Block(torch.nn.Module):
+    """Softmax attention with 4 heads from one fused QKV Linear, then a ReLU MLP, residuals."""
+
+    def __init__(self, d=8, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, 8), torch.nn.Linear(8, d)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = torch.softmax(q @ k.transpose(-2, -1) * 0.5, dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, n, d))
+        return x + self.fc2(torch.relu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("method", ["ibp", "crown"])
+def test_tp_heads_bounds_equal_one_process(method):
+    torch.manual_seed(5)  # the same weights on every rank
+    net = Block()
+    plain = lirpa.BoundedModel.from_module(net, torch.zeros(1, 3, 8))
+    split = lirpa.BoundedModel.from_module(net, torch.zeros(1, 3, 8), shard="tp-heads")
+    centre = torch.linspace(-1, 1, 24, dtype=D)
+    lo0, up0 = plain.compute_bounds(centre - 0.05, centre + 0.05, method=method)
+    lo1, up1 = split.compute_bounds(centre - 0.05, centre + 0.05, method=method)
+    assert torch.allclose(lo1, lo0, rtol=1e-9, atol=1e-9) and torch.allclose(up1, up0, rtol=1e-9, atol=1e-9)
+    all_lo = COMM.allgather(lo1.tolist())
+    assert all(l == all_lo[0] for l in all_lo)
+
+
+def test_tp_heads_verify_is_refused():
+    test = DATA / "vnncomp2021" / "test"
+    with pytest.raises(tessera.Unsupported, match="tp-heads"):
+        lirpa.verify(test / "test_sat.onnx", test / "test_prop.vnnlib", timeout=60, shard="tp-heads")
