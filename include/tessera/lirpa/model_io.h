@@ -46,7 +46,8 @@ struct ZoneSplit {
 /// (column- and row-parallel), bounds its heads only, and the projection's partial results
 /// are summed over the ranks (one collective per block); each MLP block likewise by hidden
 /// columns. Everything else stays whole on every rank. The zones are found by following the
-/// heads' axis through the graph; the shares are checked by a forward pass against the whole
+/// heads' axis through the graph (on the whole network loaded with its weights FSDP-sharded:
+/// no rank holds them all); the shares are checked by a forward pass against the whole
 /// network (InvalidInput when they differ). Throws Unsupported when no block splits.
 Graph load_onnx_shares(const std::string& path, const std::shared_ptr<dist::Communicator>& comm,
                        ZoneSplit* found = nullptr);

@@ -16,6 +16,7 @@
 #include "lirpa/ops/registry.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/model_io.h"
+#include "tessera/lirpa/sharded_param_store.h"
 #include "tessera/dist/communicator.h"
 
 namespace tessera::lirpa {
@@ -230,7 +231,10 @@ Graph shares_of(const onnx::ModelProto& model, const std::string& source,
   detail::SharePlan plan;
   at::Tensor probe, expected;
   {
-    const Graph whole = graph_from_model(model, source, nullptr, nullptr, &trace);
+    // the whole network to plan on, its weights FSDP-sharded: no rank ever holds them all
+    std::shared_ptr<ParamStore> store;
+    if (comm->size() > 1) store = std::make_shared<ShardedParamStore>(comm, ShardMode::Fsdp);
+    const Graph whole = graph_from_model(model, source, store, nullptr, &trace);
     detail::ZoneCounts counts;
     plan = detail::plan_shares(whole, trace, comm, &counts);
     TESSERA_CHECK(counts.attention + counts.mlp > 0, Unsupported, source,
