@@ -1,6 +1,6 @@
 // Tensor parallelism by heads (load_onnx_shares): on a transformer block built here (pre-norm
-// free: projections, 4 heads of softmax attention, output projection, residual, ReLU MLP,
-// residual), with Q, K, V as three Linears or as one fused Linear cut by a Split, each rank
+// free: projections, 4 heads of softmax attention with a bias per head, output projection,
+// residual, ReLU MLP, residual), with Q, K, V as three Linears or as one fused Linear cut by a Split, each rank
 // loads its heads' and MLP columns' share; its IBP and CROWN bounds equal one process's (the
 // whole network loaded on each rank) to 1e-9 relative, the same bits on every rank, contain
 // sampled outputs, and the share holds about 1/P of the weights. At 1, 2 and 4 ranks.
@@ -54,6 +54,7 @@ std::string block(bool fused, int64_t heads = kHeads) {
     v = squeeze(parts[2]);
   }
   std::string scores = b.node("Mul", {b.node("MatMul", {q, k}), b.constant("scale", at::tensor(0.7, at::kDouble))});
+  scores = b.node("Add", {scores, w("relative_bias", {1, heads, kTokens, kTokens})});  // one per head: cut by rank
   std::string att = b.node("Softmax", {scores}, {OnnxAttr::integer("axis", 3)});
   std::string o = b.node("Transpose", {b.node("MatMul", {att, v})}, {OnnxAttr::list("perm", {0, 2, 1, 3})});
   o = b.node("Reshape", {o, b.constant("o_shape", at::tensor({int64_t{1}, kTokens, kDim}))});
