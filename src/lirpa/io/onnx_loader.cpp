@@ -11,13 +11,13 @@
 
 #include "lirpa/io/onnx_tensor.h"
 #include "lirpa/io/share_plan.h"
-#include "lirpa/ops/zone_edges.h"
 #include "lirpa/ops/index_ops.h"
 #include "lirpa/ops/registry.h"
+#include "lirpa/ops/zone_edges.h"
 #include "tessera/core/error.h"
+#include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
-#include "tessera/dist/communicator.h"
 
 namespace tessera::lirpa {
 namespace detail {
@@ -105,7 +105,7 @@ void apply_share(const SharePlan& plan, OnnxNode& n, Graph& g, LoadState& s) {
 
 // What the loader built of node p (share_plan.h), for the zone planner.
 void record(const onnx::NodeProto& p, const OnnxNode& n, const LoadState& s, std::vector<LoadedNode>& trace) {
-  LoadedNode t{p.op_type(), n.name, n.attrs, {}, {}, {}, {}, {}, {}};
+  LoadedNode t{p.op_type(), n.name, n.attrs, {}, {}, {}, {}, {}};
   for (const auto& in : p.input()) {
     if (in.empty()) continue;
     t.inputs.push_back(in);
@@ -113,7 +113,6 @@ void record(const onnx::NodeProto& p, const OnnxNode& n, const LoadState& s, std
   for (const NodeInput& in : n.inputs) {
     t.input_nodes.push_back(in.node);
     t.input_shapes.push_back(in.shape);
-    t.small_constants.push_back(in.is_const() && in.value.numel() <= 64 ? in.value : at::Tensor());
   }
   for (const auto& out : p.output()) {
     t.outputs.push_back(out);

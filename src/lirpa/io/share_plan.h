@@ -36,14 +36,13 @@ struct SharePlan {
 };
 
 /// One ONNX node as the loader built it: value names, the graph node of each variable input
-/// and output (-1: a constant), the inputs' shapes, small constants' values.
+/// and output (-1: a constant), the inputs' shapes.
 struct LoadedNode {
   std::string op_type, name;
   std::map<std::string, AttrValue> attrs;
   std::vector<std::string> inputs, outputs;
   std::vector<int> input_nodes, output_nodes;
   std::vector<std::vector<int64_t>> input_shapes;
-  std::vector<at::Tensor> small_constants;  // defined for constant inputs of at most 64 entries
 };
 
 /// Zones the planner found.

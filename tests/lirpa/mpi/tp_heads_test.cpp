@@ -1,9 +1,10 @@
 // Tensor parallelism by heads (load_onnx_shares): on a transformer block built here (pre-norm
 // free: projections, 4 heads of softmax attention with a bias per head, output projection,
-// residual, ReLU MLP, residual), with Q, K, V as three Linears or as one fused Linear cut by a Split, each rank
-// loads its heads' and MLP columns' share; its IBP and CROWN bounds equal one process's (the
-// whole network loaded on each rank) to 1e-9 relative, the same bits on every rank, contain
-// sampled outputs, and the share holds about 1/P of the weights. At 1, 2 and 4 ranks.
+// residual, ReLU MLP, residual), with Q, K, V as three Linears or as one fused Linear cut by a
+// Split, each rank loads its heads' and MLP columns' share; its IBP and CROWN bounds equal one
+// process's (the whole network loaded on each rank) to 1e-9 relative, the same bits on every
+// rank, contain 10^4 sampled outputs, and the share holds 1/P of every projection. At 1, 2 and
+// 4 ranks.
 
 #include <gtest/gtest.h>
 
@@ -81,7 +82,7 @@ TEST(TpHeads, BoundsOfTheSharesAreOneProcesssOnEveryRank) {
     at::manual_seed(3);  // the same box on every rank
     at::Tensor centre = at::rand({whole.input_size()}, at::kDouble);
     at::Tensor lo = centre - 0.05, hi = centre + 0.05;
-    at::Tensor x = lo + (hi - lo) * at::rand({1000, whole.input_size()}, at::kDouble);
+    at::Tensor x = lo + (hi - lo) * at::rand({10000, whole.input_size()}, at::kDouble);
     at::Tensor y = whole.forward(x, at::kDouble);
     EXPECT_LT(rel(share.forward(x, at::kDouble), y), 1e-12);  // the shares compute the network
     for (Method method : {Method::Ibp, Method::Crown}) {
