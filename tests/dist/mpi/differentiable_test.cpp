@@ -49,6 +49,17 @@ TEST(DifferentiableCollectives, AllReduceSumBackwardIsAllReduce) {
   EXPECT_TRUE(at::allclose(x.grad(), 2 * s_expected * (p * (p + 1) / 2.0), 1e-14, 0));
 }
 
+TEST(DifferentiableCollectives, ReplicateIsACopyWhoseGradientIsSummed) {
+  auto comm = world();
+  const int r = comm->rank(), p = comm->size();
+  at::Tensor x = at::arange(3, at::kDouble).set_requires_grad(true);  // alike on every rank
+  at::Tensor y = differentiable::replicate(comm, x);
+  EXPECT_TRUE(at::equal(y.detach(), x.detach()));
+  // loss_r = (r + 1) * sum(y^2)  =>  d(sum_q loss_q)/dx = 2 x * sum_q (q + 1) on every rank
+  ((r + 1) * y.pow(2)).sum().backward();
+  EXPECT_TRUE(at::allclose(x.grad(), 2 * x.detach() * (p * (p + 1) / 2.0), 1e-14, 0)) << x.grad();
+}
+
 TEST(DifferentiableCollectives, GradientMatchesFiniteDifferences) {
   // L = sum_r sum(sin(all_gather(x)) * c_r): central differences on rank 0's first entry
   auto comm = world();
