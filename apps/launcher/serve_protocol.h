@@ -36,11 +36,11 @@ inline constexpr uint32_t kMaxMessageBytes = 4u << 20;
 
 /// "NAME=value\n" for each variable read when the libraries load that is set in `env`.
 inline std::string load_time_environment(char** env) {
-  static const std::array<const char*, 17> names{
+  static const std::array<const char*, 18> names{
       "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_DYNAMIC",
       "OMP_STACKSIZE", "GOMP_STACKSIZE", "GOMP_CPU_AFFINITY", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
       "GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_BIND_NOW",
-      "TESSERA_OMP_WAIT_DEFAULT"};
+      "TESSERA_OMP_WAIT_DEFAULT", "TESSERA_MALLOC_DEFAULT"};
   std::string out;
   for (const char* name : names) {
     const size_t n = std::strlen(name);

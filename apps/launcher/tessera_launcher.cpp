@@ -13,6 +13,12 @@
 // libgomp's default. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is always kept. Then it
 // replaces itself with `tessera-main` (same process, same arguments).
 //
+// It also asks glibc's malloc for transparent huge pages (glibc.malloc.hugetlb=1 added to
+// GLIBC_TUNABLES, which glibc reads when the program is loaded): the short-lived tensors of
+// megabytes that bound passes and solver set-ups allocate then cost one page fault per 2 MiB
+// instead of one per 4 KiB (include/tessera/core/malloc_pages.h). A GLIBC_TUNABLES that names
+// glibc.malloc.hugetlb already is kept.
+//
 // When TESSERA_SERVER names the socket of a running `tessera serve`, the command runs there
 // instead: in a process forked from one that has LibTorch loaded already, with this
 // process's standard streams, folder and environment, and this process ends with its exit
@@ -35,6 +41,7 @@
 #include <vector>
 
 #include "serve_protocol.h"
+#include "tessera/core/malloc_pages.h"
 #include "tessera/core/omp_wait.h"
 
 namespace {
@@ -57,6 +64,16 @@ int busy_elsewhere() {
     fewest = std::min(fewest, running - 1);
   }
   return std::max(0, fewest);
+}
+
+// Adds TESSERA_MALLOC_TUNABLE to GLIBC_TUNABLES unless the user's list sets glibc.malloc.hugetlb.
+void ask_for_huge_pages() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  const std::string list = tunables != nullptr ? tunables : "";
+  if (list.find("glibc.malloc.hugetlb=") != std::string::npos) return;
+  const std::string with = (list.empty() ? "" : list + ":") + TESSERA_MALLOC_TUNABLE;
+  setenv("GLIBC_TUNABLES", with.c_str(), 1);
+  setenv(TESSERA_MALLOC_MARKER, "1", 1);
 }
 
 // These two repeat core::launched_under_mpi and command_line.cpp's first_command_word: the
@@ -124,6 +141,7 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", TESSERA_BUSY_OMP_WAIT_POLICY, 1);
     setenv(TESSERA_OMP_WAIT_MARKER, "1", 1);
   }
+  ask_for_huge_pages();  // before the server's load-time environment is compared
   if (const std::optional<int> status = run_on_server(argc, argv)) return *status;
   char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "tessera/core/malloc_pages.h"
 #include "tessera/core/omp_wait.h"
 #include "tessera/core/threads.h"
 #include "tessera/core/version.h"
@@ -32,6 +33,7 @@ int run_info(const InfoOptions& options) {
       {"threads", at::get_num_threads()},
       {"blas_threads", core::blas_threads()},
       {"omp_wait", core::omp_wait_description()},
+      {"malloc_pages", core::malloc_pages_description()},
       {"served_by", served_by().empty() ? "none (a process of its own)" : served_by()},
   };
   int code = 0;
