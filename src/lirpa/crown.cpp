@@ -136,11 +136,13 @@ at::Tensor crown_lower(const Graph& graph, const BoundState& state, const OpEnv&
 Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& env, int p, const at::Tensor& idx,
                     bool use_alpha) {
   const int64_t domains = state.domains(), k = idx.size(1);
-  // rows per backward pass: at least 2048, more while the widest A matrix on the way back
-  // (rows x the largest node before p) stays within kPassBytes (memory on CNNs; the many
-  // narrow rows of a batch of domains of an MLP in one pass); alpha runs keep one pass
+  // rows per backward pass: as many as keep the widest A matrix on the way back (rows x the
+  // largest node before p) within kPassBytes (memory on CNNs; the many narrow rows of a batch
+  // of domains of an MLP in one pass), and at least kBatchRows for a batch of domains (fewer
+  // passes of [D, rows] each) or kOneDomainRows for one (on a CNN its passes' fresh memory
+  // costs more than their count: bench/RESULTS.md, "bounds"); alpha runs keep one pass
   // (alphas per row). Sized for the whole batch: every rank cuts the same chunks.
-  constexpr int64_t kPassBytes = int64_t{8} << 20;
+  constexpr int64_t kPassBytes = int64_t{8} << 20, kBatchRows = 2048, kOneDomainRows = 256;
   int64_t widest = 1;
   for (int id = 0; id <= p; ++id) {
     int64_t size = 1;
@@ -148,7 +150,8 @@ Interval crown_rows(const Graph& graph, const BoundState& state, const OpEnv& en
     widest = std::max(widest, size);
   }
   const int64_t batch = state.shard_domains ? state.batch_domains : domains;
-  const int64_t pass_rows = std::max<int64_t>(2048, kPassBytes / (widest * at::elementSize(env.dtype)));
+  const int64_t pass_rows =
+      std::max<int64_t>(batch == 1 ? kOneDomainRows : kBatchRows, kPassBytes / (widest * at::elementSize(env.dtype)));
   const int64_t kChunk = use_alpha ? k : std::max<int64_t>(1, pass_rows / batch);
   std::vector<at::Tensor> lo, hi;
   for (int64_t s = 0; s < k; s += kChunk) {
