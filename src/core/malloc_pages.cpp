@@ -21,7 +21,9 @@ std::string malloc_pages_description() {
   if (setting.empty()) return "glibc default (4 KiB pages)";
   const char* marker = std::getenv(TESSERA_MALLOC_MARKER);
   const bool ours = marker != nullptr && std::string(marker) == "1" && setting == TESSERA_MALLOC_TUNABLE;
-  return setting + (ours ? " (tessera)" : " (environment)");
+  std::string out = setting + (ours ? " (tessera)" : " (environment)");
+  if (all != setting) out += ", GLIBC_TUNABLES=" + all;  // the user's other tunables beside it
+  return out;
 }
 
 }  // namespace tessera::core

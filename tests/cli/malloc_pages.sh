@@ -21,10 +21,12 @@ check launcher_asks_for_huge_pages 'malloc_pages: "glibc.malloc.hugetlb=1 (tesse
 
 # the user's other tunables are kept, and glibc reads the list as the program gets it
 env -u TESSERA_MALLOC_DEFAULT GLIBC_TUNABLES=glibc.malloc.arena_max=3 "$tessera" info >"$out" 2>&1
-check other_tunables_kept_beside_it 'malloc_pages: "glibc.malloc.hugetlb=1 (tessera)"' "$out"
+check other_tunables_kept_beside_it \
+  'malloc_pages: "glibc.malloc.hugetlb=1 (tessera), GLIBC_TUNABLES=glibc.malloc.arena_max=3:glibc.malloc.hugetlb=1"' "$out"
+list=$(sed -n 's/^malloc_pages: ".*GLIBC_TUNABLES=\([^"]*\)"$/\1/p' "$out")
 loader=$(ls /lib64/ld-linux-*.so.* /lib/*-linux-gnu/ld-linux-*.so.* 2>/dev/null | head -n 1)
-if [ -n "$loader" ] && "$loader" --list-tunables >/dev/null 2>&1; then
-  GLIBC_TUNABLES=glibc.malloc.arena_max=3:glibc.malloc.hugetlb=1 "$loader" --list-tunables >"$tunables" 2>&1
+if [ -n "$list" ] && [ -n "$loader" ] && "$loader" --list-tunables >/dev/null 2>&1; then
+  GLIBC_TUNABLES="$list" "$loader" --list-tunables >"$tunables" 2>&1
   check glibc_reads_hugetlb "glibc.malloc.hugetlb: 0x1" "$tunables"
   check glibc_reads_the_users_tunable "glibc.malloc.arena_max: 0x3" "$tunables"
 else

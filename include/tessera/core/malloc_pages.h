@@ -26,7 +26,8 @@
 namespace tessera::core {
 
 /// What malloc was started with, in words: e.g. "glibc.malloc.hugetlb=1 (tessera)",
-/// "glibc.malloc.hugetlb=0 (environment)", "glibc default (4 KiB pages)".
+/// "glibc.malloc.hugetlb=0 (environment)", "glibc default (4 KiB pages)"; followed by
+/// ", GLIBC_TUNABLES=<the whole list>" when the list holds other tunables too.
 std::string malloc_pages_description();
 
 }  // namespace tessera::core
