@@ -13,7 +13,7 @@
 # With --server, one `tessera serve` is started first (its start-up timed and reported as
 # server_start_seconds) and every instance runs through the launcher on it (TESSERA_SERVER):
 # an instance's seconds are still the whole `tessera verify` command, launcher included.
-# Env: TESSERA_BIN, THREADS (1).
+# Env: TESSERA_BIN, THREADS (1), VERIFY_ARGS (more `verify` options, e.g. "--config C.yaml").
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="${TESSERA_BIN:-$ROOT/build/tessera}"
@@ -66,7 +66,7 @@ while IFS=, read -r onnx vnnlib timeout; do
   expected="$(grep -F "$onnx,$vnnlib," "$DATA/expected.csv" | head -n 1 | cut -d, -f3 | tr -d '\r ')"
   start=$(date +%s.%N)
   log="$LOGS/${onnx%.onnx}__${vnnlib%.vnnlib}.log"
-  verdict="$("$BIN" --threads "${THREADS:-1}" verify "$DATA/$onnx" "$DATA/$vnnlib" --timeout "$t" 2>"$log" | tail -n 1)"
+  verdict="$("$BIN" --threads "${THREADS:-1}" verify "$DATA/$onnx" "$DATA/$vnnlib" --timeout "$t" ${VERIFY_ARGS:-} 2>"$log" | tail -n 1)"
   [ -n "$verdict" ] || verdict=error
   secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
   check=undecided

@@ -16,6 +16,8 @@ TEST(VerifyOptions, DefaultsWhenEmpty) {
   EXPECT_EQ(o.bab.input_alpha_band, 0.03);
   EXPECT_EQ(o.bab.input_alpha_iterations, 20);
   EXPECT_EQ(o.bab.input_relu_share, 3);
+  EXPECT_EQ(o.beta.iterations, 10);                  // ReLU splitting's own batches
+  EXPECT_EQ(o.bab.input_relu_beta_iterations, 20);   // input splitting's hand-offs
 }
 
 TEST(VerifyOptions, ReadsEveryKey) {
@@ -27,7 +29,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
       "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  inherit_max_bytes: 4096\n  enabled: true\n"
       "  input_portfolio_after: -1\n  input_alpha_band: 0.5\n  input_alpha_iterations: 7\n"
-      "  input_relu_share: 0.25\n");
+      "  input_relu_share: 0.25\n  input_relu_beta_iterations: 9\n");
   EXPECT_EQ(o.timeout, 12.5);
   EXPECT_EQ(o.margin, 0.001);
   EXPECT_FALSE(o.attack.enabled);
@@ -52,6 +54,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.input_alpha_band, 0.5);
   EXPECT_EQ(o.bab.input_alpha_iterations, 7);
   EXPECT_EQ(o.bab.input_relu_share, 0.25);
+  EXPECT_EQ(o.bab.input_relu_beta_iterations, 9);
 }
 
 TEST(VerifyOptions, ReadsInputSplittingTuning) {
@@ -108,6 +111,7 @@ TEST(VerifyOptions, BadValuesAreErrors) {
   EXPECT_THROW(parse_verify_config("timeout: [\n"), ParseError);
   EXPECT_THROW(parse_verify_config("bab: {input_alpha_band: -0.1}\n"), InvalidInput);
   EXPECT_THROW(parse_verify_config("bab: {input_relu_share: -1}\n"), InvalidInput);
+  EXPECT_THROW(parse_verify_config("bab: {input_relu_beta_iterations: -1}\n"), InvalidInput);
 }
 
 }  // namespace tessera::lirpa

@@ -13,6 +13,7 @@ BoxHandOff relu_split_boxes(BabContext& ctx, const BabProblem& p, const at::Tens
                             const LayerBounds& layers, int64_t max_visited) {
   VerifyOptions o = ctx.options;
   o.bab.attack_every = 0;  // the input search runs its own attacks
+  o.beta.iterations = o.bab.input_relu_beta_iterations;
   // every rank holds the same boxes and runs the same search (input splitting is not split
   // across ranks), so no communicator: the batches are not cut into blocks
   const ReluSplitStart start{xl, xu, &layers, max_visited};

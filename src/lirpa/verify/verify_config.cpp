@@ -83,6 +83,8 @@ void check_ranges(const VerifyOptions& o, const std::string& source) {
   TESSERA_CHECK(o.bab.input_alpha_band >= 0 && o.bab.input_alpha_iterations >= 0, InvalidInput, source,
                 ": bab.input_alpha_band and bab.input_alpha_iterations must be >= 0");
   TESSERA_CHECK(o.bab.input_relu_share >= 0, InvalidInput, source, ": bab.input_relu_share must be >= 0");
+  TESSERA_CHECK(o.bab.input_relu_beta_iterations >= 0, InvalidInput, source,
+                ": bab.input_relu_beta_iterations must be >= 0");
   const InputSplitTuning& in = o.bab.input;
   TESSERA_CHECK(in.candidates >= 1 && in.portfolio_candidates >= 1 && in.hand_off_boxes >= 1 &&
                     in.hand_off_domains >= 1 && in.best_first_every >= 1,
@@ -144,6 +146,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"input_alpha_band", r.set(o.bab.input_alpha_band, "bab.input_alpha_band")},
               {"input_alpha_iterations", r.set(o.bab.input_alpha_iterations, "bab.input_alpha_iterations")},
               {"input_relu_share", r.set(o.bab.input_relu_share, "bab.input_relu_share")},
+              {"input_relu_beta_iterations", r.set(o.bab.input_relu_beta_iterations, "bab.input_relu_beta_iterations")},
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
               {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")},
               {"inherit_max_bytes", r.set(o.bab.inherit_max_bytes, "bab.inherit_max_bytes")},
