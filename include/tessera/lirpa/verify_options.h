@@ -42,7 +42,7 @@ struct AttackOptions {
 struct BetaOptions {
   /// Adam steps per batch of domains of ReLU splitting (input splitting's hand-offs:
   /// BabOptions::input_relu_beta_iterations). 10, not 20: the same domains on oval21 and
-  /// mnist_fc in half the steps, 1.3-1.7x the domains a second on sri_resnet_a
+  /// mnist_fc in half the steps, 1.67x the domains in 120 s on sri_resnet_a 5807
   /// (bench/RESULTS.md, "graph branch and bound", 2026-12-05).
   int iterations = 10;
   double lr_alpha = 0.1;    ///< learning rate of the slopes
