@@ -178,6 +178,38 @@ TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
   }
 }
 
+// Input splitting's hand-offs to ReLU splitting take their Adam steps from
+// bab.input_relu_beta_iterations, not beta.iterations (ReLU splitting's own): in the
+// deterministic mode the search visits the same domains whatever beta.iterations, and other
+// domains when the hand-offs' steps change.
+TEST(LirpaVerify, HandOffsTakeTheirOwnBetaSteps) {
+  at::manual_seed(5);
+  Graph g = load_onnx_bytes(testing::random_mlp(3, {16, 16}, 1, "Relu"));
+  const int steps = 61;
+  at::Tensor t = at::linspace(-1, 1, steps, at::kDouble);
+  auto mesh = at::meshgrid({t, t, t}, "ij");
+  at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1}), mesh[2].reshape({-1})}, 1);
+  const double gmin = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  const double below = gmin - frobenius_product(g, 3) * (2.0 / (steps - 1)) * std::sqrt(3.0) / 2 - 0.02;
+  const auto visited = [&](int beta_steps, int hand_off_steps) {
+    VerifyOptions o = quick(30, SplitKind::Input);
+    o.attack.enabled = false;
+    o.alpha_enabled = false;
+    o.bab.input_portfolio_after = 0;   // the portfolio, with its hand-offs, from the start
+    o.bab.force_synchronous = true;
+    o.bab.batch_size = 16;
+    o.beta.iterations = beta_steps;
+    o.bab.input_relu_beta_iterations = hand_off_steps;
+    VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(below) + "))", 3, 1), o);
+    EXPECT_EQ(r.verdict, Verdict::Unsat) << beta_steps << " " << hand_off_steps << " " << r.reason;
+    return r.domains_visited;
+  };
+  const int64_t base = visited(10, 20);
+  EXPECT_EQ(visited(1, 20), base) << "beta.iterations reached input splitting";
+  EXPECT_EQ(visited(30, 20), base) << "beta.iterations reached input splitting";
+  EXPECT_NE(visited(10, 0), base) << "the hand-offs did not take bab.input_relu_beta_iterations";
+}
+
 // Properties with a counterexample by construction (the output at a known point): the
 // answer may be sat or timeout, never unsat, whatever the splitting and attack settings.
 TEST(LirpaVerify, KnownCounterexampleIsNeverUnsat) {
