@@ -145,16 +145,33 @@ TEST(LirpaVerify, BranchAndBoundDecidesBothSidesOfTheMinimum) {
 // here from the start, also in the deterministic mode; with hand-offs to ReLU splitting, the
 // second search alone): a threshold below the true minimum of a 3-input net is proven, one
 // above the grid minimum is falsified.
-TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
+namespace {
+
+// A random 3-input ReLU net (seed 5), the minimum of its output over a 61^3 grid of [-1, 1]^3,
+// and a threshold below the true minimum (the grid's, less a Lipschitz bound times the spacing).
+struct GridMinimum {
+  Graph g;
+  double gmin = 0.0, below = 0.0;
+};
+GridMinimum three_input_minimum() {
   at::manual_seed(5);
-  Graph g = load_onnx_bytes(testing::random_mlp(3, {16, 16}, 1, "Relu"));
+  GridMinimum m{load_onnx_bytes(testing::random_mlp(3, {16, 16}, 1, "Relu"))};
   const int steps = 61;
   at::Tensor t = at::linspace(-1, 1, steps, at::kDouble);
   auto mesh = at::meshgrid({t, t, t}, "ij");
   at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1}), mesh[2].reshape({-1})}, 1);
-  double gmin = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
-  const double lip = frobenius_product(g, 3);  // a Lipschitz bound of y_0
-  double below = gmin - lip * (2.0 / (steps - 1)) * std::sqrt(3.0) / 2 - 0.02;  // below the true minimum
+  m.gmin = m.g.forward(x, at::kDouble).select(1, 0).min().item<double>();
+  const double lip = frobenius_product(m.g, 3);  // a Lipschitz bound of y_0
+  m.below = m.gmin - lip * (2.0 / (steps - 1)) * std::sqrt(3.0) / 2 - 0.02;
+  return m;
+}
+
+}  // namespace
+
+TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
+  const GridMinimum m = three_input_minimum();
+  const Graph& g = m.g;
+  const double gmin = m.gmin, below = m.below;
   BoundOptions crown;
   at::Tensor root = compute_bounds(g, -at::ones({3}, at::kDouble), at::ones({3}, at::kDouble), crown).lower;
   ASSERT_LT(root[0].item<double>(), below);  // CROWN alone cannot prove it
@@ -183,14 +200,7 @@ TEST(LirpaVerify, InputSplitPortfolioDecidesBothSidesOfTheMinimum) {
 // deterministic mode the search visits the same domains whatever beta.iterations, and other
 // domains when the hand-offs' steps change.
 TEST(LirpaVerify, HandOffsTakeTheirOwnBetaSteps) {
-  at::manual_seed(5);
-  Graph g = load_onnx_bytes(testing::random_mlp(3, {16, 16}, 1, "Relu"));
-  const int steps = 61;
-  at::Tensor t = at::linspace(-1, 1, steps, at::kDouble);
-  auto mesh = at::meshgrid({t, t, t}, "ij");
-  at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1}), mesh[2].reshape({-1})}, 1);
-  const double gmin = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
-  const double below = gmin - frobenius_product(g, 3) * (2.0 / (steps - 1)) * std::sqrt(3.0) / 2 - 0.02;
+  const GridMinimum m = three_input_minimum();
   const auto visited = [&](int beta_steps, int hand_off_steps) {
     VerifyOptions o = quick(30, SplitKind::Input);
     o.attack.enabled = false;
@@ -200,7 +210,7 @@ TEST(LirpaVerify, HandOffsTakeTheirOwnBetaSteps) {
     o.bab.batch_size = 16;
     o.beta.iterations = beta_steps;
     o.bab.input_relu_beta_iterations = hand_off_steps;
-    VerifyResult r = verify(g, box_property("(assert (<= Y_0 " + num(below) + "))", 3, 1), o);
+    VerifyResult r = verify(m.g, box_property("(assert (<= Y_0 " + num(m.below) + "))", 3, 1), o);
     EXPECT_EQ(r.verdict, Verdict::Unsat) << beta_steps << " " << hand_off_steps << " " << r.reason;
     return r.domains_visited;
   };
