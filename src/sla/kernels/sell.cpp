@@ -71,7 +71,6 @@ inline __attribute__((always_inline)) double slices_fixed(const int64_t* sp, con
   for (int64_t s = s0; s < s1; ++s) {
     double acc[C] = {};
     for (int64_t p = sp[s]; p < sp[s + 1]; p += C) {
-#pragma omp simd
       for (int r = 0; r < C; ++r) acc[r] += v[p + r] * x[c[p + r]];   // y_i += a_ij x_j, C rows at once
     }
     const int32_t* rows = row_of + s * C;
@@ -115,12 +114,9 @@ __attribute__((target("avx2,fma"))) double in_order8_stream(const int64_t* sp, c
   for (int64_t s = s0; s < s1; ++s) {
     __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
     for (int64_t p = sp[s]; p < sp[s + 1]; p += 8) {
-      const __m128i c_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + p));
-      const __m128i c_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + p + 4));
-      const __m256d x_lo = _mm256_set_pd(x[_mm_extract_epi32(c_lo, 3)], x[_mm_extract_epi32(c_lo, 2)],
-                                         x[_mm_extract_epi32(c_lo, 1)], x[_mm_extract_epi32(c_lo, 0)]);
-      const __m256d x_hi = _mm256_set_pd(x[_mm_extract_epi32(c_hi, 3)], x[_mm_extract_epi32(c_hi, 2)],
-                                         x[_mm_extract_epi32(c_hi, 1)], x[_mm_extract_epi32(c_hi, 0)]);
+      // x_j by scalar loads of the column and the value (no gather: slower on the AMD cores measured)
+      const __m256d x_lo = _mm256_set_pd(x[c[p + 3]], x[c[p + 2]], x[c[p + 1]], x[c[p]]);
+      const __m256d x_hi = _mm256_set_pd(x[c[p + 7]], x[c[p + 6]], x[c[p + 5]], x[c[p + 4]]);
       // y_i += a_ij x_j, rows 0-3 and 4-7: written as the portable kernels' multiply and add, so
       // the compiler contracts both alike and y does not depend on which kernel ran
       lo = _mm256_add_pd(lo, _mm256_mul_pd(_mm256_loadu_pd(v + p), x_lo));

@@ -6,9 +6,11 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 
+#include "sla/kernels/lane_sums.h"
 #include "sla/kernels/row_blocks.h"
 #include "tessera/core/error.h"
 
@@ -48,8 +50,7 @@ double stencil_rows(const StencilForm& s, const vec_t* x, vec_t* y, int64_t r0, 
   }
   const uint8_t* mask = s.mask.data_ptr<uint8_t>();
   const unsigned full = (1u << nd) - 1u;
-  double dot = 0.0;
-  for (int64_t i = r0; i < r1; ++i) {
+  return lane_sums<1>(r0, r1, [&](int64_t i) {
     const unsigned m = mask[i];
     vec_t acc = 0;
     if (m == full) {
@@ -60,9 +61,8 @@ double stencil_rows(const StencilForm& s, const vec_t* x, vec_t* y, int64_t r0, 
       }
     }
     y[i] = acc;
-    if constexpr (kDot) dot += static_cast<double>(acc) * x[i];
-  }
-  return dot;
+    return std::array<double, 1>{kDot ? static_cast<double>(acc) * x[i] : 0.0};   // <x, y>
+  })[0];
 }
 
 template <bool kDot, typename vec_t>
