@@ -4,7 +4,7 @@ from a file named in the figure's title; nothing is typed in here):
 
   sla_cg_time_per_iteration.png  left: time per CG iteration vs DOF for every solver on 2D Poisson
                                  (sla_perf.jsonl, 2026-11-30); right: CG per iteration at 1M DOF on
-                                 the generated matrices vs Eigen and SciPy (sla_perf_general_s14.jsonl)
+                                 the generated matrices vs Eigen and SciPy (sla_perf_general_s35.jsonl)
   sla_spmv_bandwidth.png         SpMV bandwidth per storage form and size vs STREAM triad, 2D Poisson
                                  (sla_perf.jsonl)
   sla_amg_scaling.png            AMG-CG iterations and time to solution vs DOF on 2D Poisson
@@ -32,6 +32,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+
+# CG per iteration on the generated matrices at 1M DOF: 5 rounds of tessera, Eigen and SciPy
+GENERAL_CG = "sla_perf_general_s35.jsonl"
 
 def load(path):
     with open(path) as f:
@@ -80,7 +83,7 @@ def tag_batches(lines):
 
 def plot_cg(lines, idle, general, out):
     """Left: 2D Poisson vs DOF (sla_perf.jsonl; sla_idle_batch.jsonl's paused batches dashed).
-    Right: the generated matrices at 1M (sla_perf_general_s14.jsonl)."""
+    Right: the generated matrices at 1M (GENERAL_CG), rounds of tessera, Eigen and SciPy."""
     series = collections.defaultdict(list)
     sources = [("", l) for l in lines] + [(w, l) for w, l in tag_batches(idle) if "paused" in w]
     for what, l in sources:
@@ -102,24 +105,30 @@ def plot_cg(lines, idle, general, out):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2, loc="lower right")
     if general:
-        names = {"tessera-cg": "tessera CG + Jacobi", "eigen-cg": "Eigen CG + diagonal", "scipy-cg-jacobi": "SciPy CG + Jacobi"}
-        rows = [l for l in general if l.get("solver") in names and (l.get("seconds_per_iteration_median") or 0) > 0]
+        # one bar per solver (tessera: solve's default product and plain CSR): the median over rounds
+        def series_of(l):
+            if l.get("solver") == "tessera-cg":
+                return {"auto": "tessera CG + Jacobi (default: SELL-C-σ)", "csr": "tessera CG + Jacobi, CSR"}.get(l.get("format"))
+            return {"eigen-cg": "Eigen CG + diagonal", "scipy-cg-jacobi": "SciPy CG + Jacobi"}.get(l.get("solver"))
+        rows = [l for l in general if series_of(l) and (l.get("seconds_per_iteration_median") or 0) > 0]
         matrices = list(dict.fromkeys(l["matrix"] for l in rows))
-        solvers = [s for s in names if any(l["solver"] == s for l in rows)]
+        solvers = list(dict.fromkeys(series_of(l) for l in rows))
         width = 0.8 / len(solvers)
         for k, s in enumerate(solvers):
-            threads = sorted({l["threads"] for l in rows if l["solver"] == s})
-            vals = [next((l["seconds_per_iteration_median"] * 1e3 for l in rows if l["solver"] == s and l["matrix"] == m), 0) for m in matrices]
+            threads = sorted({l["threads"] for l in rows if series_of(l) == s})
+            vals = [statistics.median([l["seconds_per_iteration_median"] * 1e3 for l in rows
+                                       if series_of(l) == s and l["matrix"] == m] or [0]) for m in matrices]
             bars = right.bar([i + k * width for i in range(len(matrices))], vals, width,
-                             label=f'{names[s]} ({"/".join(map(str, threads))} thread{"s" if threads != [1] else ""})')
+                             label=f'{s} ({"/".join(map(str, threads))} thread{"s" if threads != [1] else ""})')
             right.bar_label(bars, fmt="%.1f", fontsize=7)
         dofs = sorted({l["dof"] for l in rows})
+        rounds = max(collections.Counter((series_of(l), l["matrix"]) for l in rows).values())
         right.set_xticks([i + 0.4 - width / 2 for i in range(len(matrices))])
         right.set_xticklabels(matrices)
-        right.set_ylabel("ms per CG iteration (100 iterations, median of 3)")
+        right.set_ylabel(f"ms per CG iteration (100 iterations; median of {rounds} rounds)")
         right.set_title(f"generated matrices at {', '.join(f'{d:,}' for d in dofs)} DOF, float64\n"
-                        f"results/sla_perf_general_s14.jsonl ({meta_span(general)})", fontsize=9)
-        right.legend(fontsize=8)
+                        f"results/{GENERAL_CG} ({meta_span(general)})", fontsize=9)
+        right.legend(fontsize=7)
         right.grid(True, axis="y", alpha=0.3)
     fig.suptitle("CG time per iteration")
     fig.tight_layout()
@@ -383,7 +392,7 @@ def main():
     scale3d += [dict(l, when="before c88cd64" if l.get("code", "").startswith("487088b") else "after c88cd64")
                 for l in get("sla_scale_3d_s23.jsonl")]
     if perf:
-        plot_cg(perf, idle, get("sla_perf_general_s14.jsonl"), out)
+        plot_cg(perf, idle, get(GENERAL_CG), out)
         plot_spmv(perf, idle, out)
     plot_amg(idle, generated, memory, out)
     plot_spmv_fraction(get("spmv_general_16M_s23.jsonl"), out)

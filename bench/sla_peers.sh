@@ -7,8 +7,10 @@
 #   cmake --build build --target tessera bench_eigen_cg bench_plain_csr_spmv && bench/sla_peers.sh
 #   QUICK=1 bench/sla_peers.sh        # small sizes only (a smoke run)
 #   ONLY=general bench/sla_peers.sh   # only the generated matrices that are not stencils
+#   ONLY=general ROUNDS=5 GENERAL="diffusion2d:4096" IT=20 bench/sla_peers.sh   # 16.8M DOF, 5 rounds
 # GENERAL lists them as name:n (tessera bench cg --matrix; Eigen and SciPy on the same CSR):
-# CG with Jacobi, CSR products only, every solver the same $IT iterations.
+# CG with Jacobi, every solver the same $IT iterations; tessera with solve's default product
+# (auto: SELL-C-sigma or CSR, never the stencil form here) and with the plain CSR product.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
@@ -39,15 +41,21 @@ if [[ -n "${QUICK:-}" ]]; then
 else
   GENERAL=${GENERAL:-"diffusion2d:1000 diffusion3d:100 fe-laplacian2d:1000"}
 fi
+# ROUNDS: the general matrices' three solvers run in turn this many times; the ratios are
+# taken round by round (each against its neighbours in time) and their median reported, so a
+# shared machine's slow minutes fall on every solver of a round alike.
+ROUNDS=${ROUNDS:-1}
 general() {
-  for spec in $GENERAL; do
-    local name=${spec%%:*} n=${spec##*:}
-    meta "cg general matrix=$name n=$n iterations=$IT"
-    run "$TESSERA" --threads "$THREADS" bench cg --matrix "$name" --n "$n" --iterations "$IT" --repeats 3 \
-      --formats csr --preconditioners jacobi
-    run "$EIGEN" "$n" "$THREADS" 3 0 diagonal "$IT" "$name"
-    PYTHONPATH=build/python run "$PY" bench/sla_peers.py --matrix "$name" --n "$n" --iterations "$IT" --repeats 3 \
-      --solvers scipy-cg-jacobi
+  for round in $(seq "$ROUNDS"); do
+    for spec in $GENERAL; do
+      local name=${spec%%:*} n=${spec##*:}
+      meta "cg general matrix=$name n=$n iterations=$IT round=$round"
+      run "$TESSERA" --threads "$THREADS" bench cg --matrix "$name" --n "$n" --iterations "$IT" --repeats 3 \
+        --formats auto,csr --preconditioners jacobi
+      run "$EIGEN" "$n" "$THREADS" 3 0 diagonal "$IT" "$name"
+      PYTHONPATH=build/python run "$PY" bench/sla_peers.py --matrix "$name" --n "$n" --iterations "$IT" --repeats 3 \
+        --solvers scipy-cg-jacobi
+    done
   done
 }
 

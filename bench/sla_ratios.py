@@ -5,6 +5,7 @@ bench/sla_peers.sh wrote: prints one JSON object.
   /usr/bin/python3 bench/sla_ratios.py bench/results/sla_perf.jsonl
 """
 import json
+import statistics
 import sys
 
 
@@ -27,17 +28,50 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+def rounds(lines):
+    """The lines of every general-matrix round: {(matrix, dof, round): [lines]}, from the
+    meta line ("cg general matrix=M n=N ... round=R") that precedes each run."""
+    out, key = {}, None
+    for l in lines:
+        if l.get("bench") == "meta":
+            what = dict(kv.split("=", 1) for kv in l.get("what", "").split() if "=" in kv)
+            key = (what["matrix"], what.get("round", "1")) if l["what"].startswith("cg general") else None
+        elif key is not None and l.get("dof"):
+            out.setdefault((key[0], l["dof"], key[1]), []).append(l)
+    return out
+
+
+def general_round(lines):
+    """One round's seconds per iteration and ratios: tessera + Jacobi with solve's default
+    product ("auto": SELL-C-sigma or CSR by the cheap rule; a stencil-form line is left out)
+    and with the plain CSR product, against Eigen (diagonal) and SciPy (Jacobi)."""
+    dof = lines[0]["dof"]
+    general = [l for l in lines if l.get("kernel") != "stencil"]
+    ours = per_iteration(general, dof, bench="cg", format="auto", preconditioner="jacobi")
+    csr = per_iteration(lines, dof, bench="cg", format="csr", preconditioner="jacobi")
+    eig = per_iteration(lines, dof, solver="eigen-cg", preconditioner="diagonal")
+    sci = per_iteration(lines, dof, solver="scipy-cg-jacobi")
+    kernel = next((l["kernel"] for l in general if l.get("format") == "auto"), None)
+    return {"tessera_jacobi_s": ours, "tessera_kernel": kernel, "tessera_csr_jacobi_s": csr,
+            "eigen_diagonal_s": eig, "scipy_jacobi_s": sci,
+            "eigen_over_tessera": ratio(eig, ours), "scipy_over_tessera": ratio(sci, ours),
+            "eigen_over_tessera_csr": ratio(eig, csr), "scipy_over_tessera_csr": ratio(sci, csr)}
+
+
 def general_cg(lines):
-    """CG per iteration on the generated matrices that are not stencils (lines with a
-    "matrix" other than poisson2d): tessera CSR + Jacobi against Eigen (diagonal) and SciPy
-    (Jacobi), never mixed with the Poisson figures."""
+    """CG per iteration on the generated matrices that are not stencils, never mixed with the
+    Poisson figures: every round's figures (general_round) and, per matrix, the median of the
+    rounds' ratios."""
     out = {}
-    for matrix, dof in sorted({(l["matrix"], l["dof"]) for l in lines if l.get("matrix", "poisson2d") != "poisson2d"}):
-        ours = per_iteration(lines, dof, matrix=matrix, bench="cg", format="csr", preconditioner="jacobi")
-        eig = per_iteration(lines, dof, matrix=matrix, solver="eigen-cg", preconditioner="diagonal")
-        sci = per_iteration(lines, dof, matrix=matrix, solver="scipy-cg-jacobi")
-        out[f"{matrix} {dof}"] = {"tessera_csr_jacobi_s": ours, "eigen_diagonal_s": eig, "scipy_jacobi_s": sci,
-                                  "eigen_over_tessera": ratio(eig, ours), "scipy_over_tessera": ratio(sci, ours)}
+    by_round = rounds(lines)
+    for matrix, dof in sorted({(m, d) for (m, d, _) in by_round}):
+        per_round = [general_round(by_round[k]) for k in sorted(by_round, key=lambda k: int(k[2]))
+                     if k[0] == matrix and k[1] == dof]
+        summary = {}
+        for key in ("eigen_over_tessera", "scipy_over_tessera", "eigen_over_tessera_csr", "scipy_over_tessera_csr"):
+            values = [r[key] for r in per_round if r[key] is not None]
+            summary[f"{key}_median"] = statistics.median(values) if values else None
+        out[f"{matrix} {dof}"] = {**summary, "rounds": per_round}
     return out
 
 

@@ -39,7 +39,7 @@ struct CgBenchOptions {
   double rtol = 1e-8;
   int64_t iterations = 0;       // > 0: run exactly this many (rtol 0): time per iteration at large n
   int repeats = 3;
-  std::string formats = "stencil,csr";
+  std::string formats = "stencil,csr";   // auto: what solve() runs (stencil, SELL or CSR)
   std::string preconditioners = "none,jacobi";
 };
 
@@ -52,11 +52,12 @@ std::vector<std::string> split(const std::string& list) {
 
 nlohmann::json run_one(const sla::SparseTensor& a, const at::Tensor& b, const CgBenchOptions& o,
                        const std::string& format, const std::string& pre, double stream) {
-  TESSERA_CHECK(format == "stencil" || format == "csr", InvalidInput, "--formats: stencil or csr, got ", format);
+  TESSERA_CHECK(format == "stencil" || format == "csr" || format == "auto", InvalidInput,
+                "--formats: stencil, csr or auto, got ", format);
   TESSERA_CHECK(pre == "none" || pre == "jacobi", InvalidInput, "--preconditioners: none or jacobi, got ", pre);
   sla::SolveOptions opts;
   opts.backend = sla::Backend::Native;
-  opts.stencil_spmv = format != "csr";   // the product the solver's CsrOperator uses
+  opts.stencil_spmv = format != "csr";   // the product the solver's CsrOperator uses: Auto unless csr
   opts.method = sla::Method::CG;
   opts.preconditioner = pre == "jacobi" ? sla::Preconditioner::Jacobi : sla::Preconditioner::None;
   opts.rtol = o.iterations > 0 ? 0.0 : o.rtol;
@@ -76,7 +77,9 @@ nlohmann::json run_one(const sla::SparseTensor& a, const at::Tensor& b, const Cg
       setup.push_back(seconds_since(t1));
     }
   }
-  const sla::PreparedMatvec op(a, format == "csr" ? sla::SpmvFormat::Csr : sla::SpmvFormat::Stencil);
+  const sla::PreparedMatvec op(a, format == "csr"       ? sla::SpmvFormat::Csr
+                                  : format == "stencil" ? sla::SpmvFormat::Stencil
+                                                        : sla::SpmvFormat::Auto);
   const double n = static_cast<double>(a.rows());
   const double bytes = op.bytes_per_apply() + (pre == "jacobi" ? 88.0 : 72.0) * n;
   // per iteration: (t(K) - t(1)) / (K - 1) with a fixed count K (set-up excluded), else t / iterations
@@ -86,7 +89,8 @@ nlohmann::json run_one(const sla::SparseTensor& a, const at::Tensor& b, const Cg
   const double per_it = subtracted ? (t - t_setup) / static_cast<double>(info.iterations - 1)
                                    : t / std::max<int64_t>(1, info.iterations);
   const double floor = bytes / (stream * 1e9);
-  return {{"bench", "cg"}, {"solver", "tessera-cg"}, {"format", format}, {"preconditioner", pre},
+  return {{"bench", "cg"}, {"solver", "tessera-cg"}, {"format", format}, {"kernel", info.spmv_format},
+          {"preconditioner", pre},
           {"dof", a.rows()}, {"nnz", a.nnz()}, {"threads", at::get_num_threads()}, {"rtol", opts.rtol},
           {"iterations", info.iterations}, {"status", sla::to_string(info.status)}, {"residual", info.residual},
           {"seconds_median", t}, {"seconds_per_iteration_median", per_it}, {"bytes_per_iteration", bytes},
@@ -132,7 +136,9 @@ void add_bench_cg(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--iterations", o->iterations, "run exactly this many iterations (rtol 0)")
       ->check(kNonNegative);
   cmd->add_option("--repeats", o->repeats, "runs (median reported)")->check(kPositive);
-  cmd->add_option("--formats", o->formats, "comma-separated: stencil, csr");
+  cmd->add_option("--formats", o->formats,
+                  "comma-separated: stencil, csr, auto (solve's default: stencil form, SELL-C-sigma or CSR by "
+                  "the cheap rule; the JSON's kernel says which)");
   cmd->add_option("--preconditioners", o->preconditioners, "comma-separated: none, jacobi");
   add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_cg_bench(*o); }; });
