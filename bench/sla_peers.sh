@@ -7,7 +7,7 @@
 #   cmake --build build --target tessera bench_eigen_cg bench_plain_csr_spmv && bench/sla_peers.sh
 #   QUICK=1 bench/sla_peers.sh        # small sizes only (a smoke run)
 #   ONLY=general bench/sla_peers.sh   # only the generated matrices that are not stencils
-#   ONLY=general ROUNDS=5 GENERAL="diffusion2d:4096" IT=20 bench/sla_peers.sh   # 16.8M DOF, 5 rounds
+#   ONLY=general ROUNDS=3 GENERAL="diffusion2d:4096" IT=60 bench/sla_peers.sh   # 16.8M DOF, 3 rounds
 # GENERAL lists them as name:n (tessera bench cg --matrix; Eigen and SciPy on the same CSR):
 # CG with Jacobi, every solver the same $IT iterations; tessera with solve's default product
 # (auto: SELL-C-sigma or CSR, never the stencil form here) and with the plain CSR product.
