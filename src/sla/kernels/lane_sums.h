@@ -10,6 +10,7 @@
 namespace tessera::sla::detail {
 
 constexpr int kSumLanes = 4;
+static_assert(kSumLanes == 4, "lane_sums adds its lanes as (0 + 1) + (2 + 3)");
 
 /// For every row i in [begin, end): runs term(i) -> std::array<double, K> (which may also
 /// write row i's outputs) and returns the K sums of its terms:

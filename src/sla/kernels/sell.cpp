@@ -71,6 +71,7 @@ inline __attribute__((always_inline)) double slices_fixed(const int64_t* sp, con
   for (int64_t s = s0; s < s1; ++s) {
     double acc[C] = {};
     for (int64_t p = sp[s]; p < sp[s + 1]; p += C) {
+#pragma omp simd
       for (int r = 0; r < C; ++r) acc[r] += v[p + r] * x[c[p + r]];   // y_i += a_ij x_j, C rows at once
     }
     const int32_t* rows = row_of + s * C;
