@@ -4,13 +4,13 @@ from a file named in the figure's title; nothing is typed in here):
 
   sla_cg_time_per_iteration.png  left: time per CG iteration vs DOF for every solver on 2D Poisson
                                  (sla_perf.jsonl, 2026-11-30); right: CG per iteration at 1M DOF on
-                                 the generated matrices vs Eigen and SciPy (sla_perf_general_s35.jsonl)
+                                 the generated matrices vs Eigen and SciPy (sla_perf_general_s36.jsonl)
   sla_spmv_bandwidth.png         SpMV bandwidth per storage form and size vs STREAM triad, 2D Poisson
                                  (sla_perf.jsonl)
   sla_amg_scaling.png            AMG-CG iterations and time to solution vs DOF on 2D Poisson
                                  (sla_idle_batch.jsonl, amg_generated_s19.jsonl, sla_memory_per_dof.jsonl)
   sla_spmv_fraction_of_stream.png  SpMV at 16M rows on diffusion2d / fe2d: fraction of the same round's
-                                 STREAM triad per kernel, 5 rounds (spmv_general_16M_s23.jsonl)
+                                 STREAM triad per kernel, 5 rounds (spmv_general_16M_s36.jsonl)
   sla_amg_iterations.png         AMG-CG iterations vs DOF, 2D/3D Poisson and the generated matrices
                                  (amg_generated_s19.jsonl, sla_memory_per_dof.jsonl, sla_scale_3d_s22/s23.jsonl)
   sla_memory_per_dof.png         MemoryLedger bytes per DOF, CSR vs matrix-free, vs DOF
@@ -34,7 +34,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 # CG per iteration on the generated matrices at 1M DOF: 5 rounds of tessera, Eigen and SciPy
-GENERAL_CG = "sla_perf_general_s35.jsonl"
+GENERAL_CG = "sla_perf_general_s36.jsonl"
+# SpMV at 16M rows: 5 rounds of (triad, CSR, SELL-C-σ, symmetric SELL) and when they ran
+SPMV_16M, SPMV_16M_WHEN = "spmv_general_16M_s36.jsonl", "2026-12-05 09:39-09:41 UTC"
 
 def load(path):
     with open(path) as f:
@@ -108,7 +110,8 @@ def plot_cg(lines, idle, general, out):
         # one bar per solver (tessera: solve's default product and plain CSR): the median over rounds
         def series_of(l):
             if l.get("solver") == "tessera-cg":
-                return {"auto": "tessera CG + Jacobi (default: SELL-C-σ)", "csr": "tessera CG + Jacobi, CSR"}.get(l.get("format"))
+                return {"auto": f"tessera CG + Jacobi (default: {l.get('kernel', 'auto')})",
+                        "csr": "tessera CG + Jacobi, CSR"}.get(l.get("format"))
             return {"eigen-cg": "Eigen CG + diagonal", "scipy-cg-jacobi": "SciPy CG + Jacobi"}.get(l.get("solver"))
         rows = [l for l in general if series_of(l) and (l.get("seconds_per_iteration_median") or 0) > 0]
         matrices = list(dict.fromkeys(l["matrix"] for l in rows))
@@ -211,7 +214,7 @@ def plot_spmv_fraction(lines, out):
     matrices = list(dict.fromkeys(l["matrix"] for l in rows))
     kernels = {m: list(dict.fromkeys(l["kernel"] for l in rows if l["matrix"] == m)) for m in matrices}
     fig, ax = plt.subplots(figsize=(9, 5.2))
-    colors = {"csr": "C0", "sell": "C1", "csr-f32values": "C2"}
+    colors = {"csr": "C0", "sell": "C1", "csr-f32values": "C2", "sell-sym": "C4"}
     x, ticks, labels = 0, [], []
     for m in matrices:
         for k in kernels[m]:
@@ -225,7 +228,7 @@ def plot_spmv_fraction(lines, out):
             ax.hlines(med, x - 0.3, x + 0.3, color=c, linewidth=2.5)
             ax.text(x + 0.32, med, f"{med:.2f}", va="center", fontsize=8)
             equiv = [p[2] for p in pts]
-            if max(abs(a - b) for a, b in zip(own, equiv)) > 0.02:   # csr-f32values: its own bytes are fewer
+            if max(abs(a - b) for a, b in zip(own, equiv)) > 0.02:   # csr-f32values, sell-sym: their own bytes are fewer
                 ax.scatter([x + 0.06 * (p[0] - 2) for p in pts], equiv, facecolors="none", edgecolors=c, s=30, zorder=3)
                 ax.hlines(statistics.median(equiv), x - 0.3, x + 0.3, color=c, linewidth=1.2, linestyle="dotted")
                 ax.text(x + 0.32, statistics.median(equiv), f"{statistics.median(equiv):.2f} (CSR bytes)", va="center", fontsize=7)
@@ -238,7 +241,7 @@ def plot_spmv_fraction(lines, out):
     ax.set_xticks(ticks)
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("SpMV GB/s / same round's STREAM triad GB/s")
-    ax.set_ylim(0, max(l["fraction_of_stream"] for l in rows) * 1.15)
+    ax.set_ylim(0, max(max(l["fraction_of_stream"], l["csr_equivalent_fraction_of_stream"]) for l in rows) * 1.15)
     ax.grid(True, axis="y", alpha=0.3)
     loads = [l["loadavg_1min"] for l in rows if "loadavg_1min" in l]
     nnz = {m: next(l["nnz"] for l in rows if l["matrix"] == m) for m in matrices}
@@ -247,7 +250,7 @@ def plot_spmv_fraction(lines, out):
                  f"its own threads); dots: {len({l['round'] for l in rows})} rounds, bar: median\n"
                  f"nnz {', '.join(f'{m} {v / 1e6:.1f}M' for m, v in nnz.items())}; triad {min(stream):.1f}-{max(stream):.1f} GB/s; "
                  "filled: bytes of the kernel's format, hollow: float64 CSR bytes\n"
-                 "results/spmv_general_16M_s23.jsonl (2026-12-03 06:49-06:53 UTC)", fontsize=8)
+                 f"results/{SPMV_16M} ({SPMV_16M_WHEN})", fontsize=8)
     fig.tight_layout()
     save(fig, out, "sla_spmv_fraction_of_stream.png")
 
@@ -395,7 +398,7 @@ def main():
         plot_cg(perf, idle, get(GENERAL_CG), out)
         plot_spmv(perf, idle, out)
     plot_amg(idle, generated, memory, out)
-    plot_spmv_fraction(get("spmv_general_16M_s23.jsonl"), out)
+    plot_spmv_fraction(get(SPMV_16M), out)
     plot_amg_iterations(generated, memory, scale3d, out)
     plot_memory(memory, scale3d, out)
     plot_eigsh(get("eigsh_peers_n1e4_s23.jsonl"), get("eigsh_peers_n1e6_s23.jsonl"), out)

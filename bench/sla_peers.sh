@@ -10,7 +10,7 @@
 #   ONLY=general ROUNDS=3 GENERAL="diffusion2d:4096" IT=60 bench/sla_peers.sh   # 16.8M DOF, 3 rounds
 # GENERAL lists them as name:n (tessera bench cg --matrix; Eigen and SciPy on the same CSR):
 # CG with Jacobi, every solver the same $IT iterations; tessera with solve's default product
-# (auto: SELL-C-sigma or CSR, never the stencil form here) and with the plain CSR product.
+# (auto: symmetric SELL, SELL-C-sigma or CSR, never the stencil form here) and with the plain CSR product.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}

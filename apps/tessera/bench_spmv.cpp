@@ -50,9 +50,10 @@ sla::SpmvFormat parse_format(const std::string& name) {
   if (name == "csr-f32values") return sla::SpmvFormat::CsrFloat32Values;
   if (name == "csr-int64") return sla::SpmvFormat::CsrInt64;
   if (name == "sell") return sla::SpmvFormat::Sell;
+  if (name == "sell-sym") return sla::SpmvFormat::SellSymmetric;
   if (name == "auto") return sla::SpmvFormat::Auto;
   throw CLI::ValidationError("--formats",
-                             "unknown format '" + name + "' (csr, stencil, csr-f32values, csr-int64, sell, auto)");
+                             "unknown format '" + name + "' (csr, stencil, csr-f32values, csr-int64, sell, sell-sym, auto)");
 }
 
 int run_spmv_bench(const SpmvBenchOptions& o) {
@@ -128,7 +129,7 @@ void add_bench_spmv(CLI::App& bench, CommandBody& body) {
   cmd->add_option("--rounds", o->rounds, "triad and every form measured this many times in turn")->check(kPositive);
   cmd->add_option("--repeats", o->repeats, "timed batches (median reported)")->check(kPositive);
   cmd->add_option("--products", o->products, "products per batch (0: about 0.2 s, at least 10)")->check(kNonNegative);
-  cmd->add_option("--formats", o->formats, "comma-separated: csr, stencil, csr-f32values, csr-int64, sell, auto");
+  cmd->add_option("--formats", o->formats, "comma-separated: csr, stencil, csr-f32values, csr-int64, sell, sell-sym, auto");
   add_json_always_on(cmd);
   cmd->callback([o, &body] { body = [o] { return run_spmv_bench(*o); }; });
 }

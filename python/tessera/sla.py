@@ -321,9 +321,11 @@ class SparseTensor:
             maxiter: Krylov iterations (0: 10 n, capped at 100000).
             return_info: also return a :class:`SolveInfo` (status, backend, method,
                 iterations, relative residual; ``spmv_format``: the storage native Krylov's
-                products ran in, ``"stencil"``, ``"sell-8-8"`` / ``"sell-8-256"`` or ``"csr"``).
-            stencil_spmv: native Krylov on the CPU: pick the product's storage (stencil form,
-                SELL-C-σ for large matrices of short rows, else CSR); False: plain CSR.
+                products ran in, ``"stencil"``, ``"sell-sym-8"``, ``"sell-8-8"`` /
+                ``"sell-8-256"`` or ``"csr"``).
+            stencil_spmv: native Krylov on the CPU: pick the product's storage (stencil form;
+                for large matrices of short rows symmetric SELL, the upper triangle only, when
+                the matrix is symmetric bit for bit, else SELL-C-σ; else CSR); False: plain CSR.
 
         Returns:
             ``x`` shaped like ``b``, or ``(x, info)`` with ``return_info=True``. A solve

@@ -179,7 +179,7 @@ def test_solve_info_names_the_spmv_storage():
     b = torch.ones(400 * 400, dtype=D)
     general = sla.variable_diffusion2d(400, sigma=1.0, seed=3)  # 160,000 short rows, not a stencil
     _, info = general.solve(b, backend="native", method="cg", maxiter=2, return_info=True)
-    assert info.spmv_format == "sell-8-8"
+    assert info.spmv_format == "sell-sym-8"  # symmetric: the diagonal and upper triangle only
     _, info = sla.poisson2d(400).solve(b, backend="native", method="cg", maxiter=2, return_info=True)
     assert info.spmv_format == "stencil"
     _, info = general.solve(b, backend="native", method="cg", maxiter=2, stencil_spmv=False, return_info=True)

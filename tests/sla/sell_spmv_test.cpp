@@ -118,10 +118,24 @@ TEST(SellSpmv, SlicesAreSortedByLengthInsideWindowsAndPaddedToTheirLongestRow) {
   for (size_t t = 1; t < blocks.size(); ++t) EXPECT_LE(blocks[t - 1], blocks[t]);
 }
 
+/// P A P^T for a random permutation P: as symmetric as A, its bandwidth about n.
+SparseTensor shuffled(const SparseTensor& a, uint64_t seed) {
+  at::manual_seed(seed);
+  const at::Tensor perm = at::randperm(a.rows(), at::kLong);
+  const at::Tensor rp = a.row_ptr().to(at::kLong);
+  const at::Tensor rows = at::repeat_interleave(at::arange(a.rows(), at::kLong), rp.diff());
+  return SparseTensor::from_coo(a.values(), perm.index({rows}), perm.index({a.col_idx().to(at::kLong)}), a.rows(),
+                                a.cols());
+}
+
 TEST(SellSpmv, AutoPicksSellForLargeGeneralMatricesOnly) {
-  // a non-stencil matrix with 2^17+ rows and short rows: SELL; its stencil twin: stencil;
-  // a small one: CSR
-  SparseTensor big = variable_diffusion2d(400, {1.0, 3});   // 160,000 rows, 5 per row
+  // a non-stencil matrix with 2^17+ rows and short rows whose bandwidth is beyond symmetric
+  // SELL's ring: SELL-C-σ; in its own order: symmetric SELL; its stencil twin: stencil; a
+  // small one: CSR
+  const SparseTensor ordered = variable_diffusion2d(400, {1.0, 3});   // 160,000 rows, 3-5 per row
+  EXPECT_TRUE(SpmvPlan(ordered.row_ptr(), ordered.col_idx(), ordered.values(), ordered.rows(), ordered.cols())
+                  .uses_sell_sym());
+  SparseTensor big = shuffled(ordered, 4);
   SpmvPlan auto_big(big.row_ptr(), big.col_idx(), big.values(), big.rows(), big.cols());
   EXPECT_TRUE(auto_big.uses_sell());
   EXPECT_STREQ(auto_big.format_name(), "sell-8-8");   // lengths 3-5: rows in order pad little
@@ -148,7 +162,8 @@ TEST(SellSpmv, SolveInfoNamesTheProductNativeKrylovRan) {
   o.maxiter = 3;   // only the product's storage matters here
   SparseTensor general = variable_diffusion2d(400, {1.0, 3});
   at::Tensor b = at::ones({general.rows()}, at::kDouble);
-  EXPECT_EQ(solve(general, b, o).second.spmv_format, "sell-8-8");
+  EXPECT_EQ(solve(general, b, o).second.spmv_format, "sell-sym-8");
+  EXPECT_EQ(solve(shuffled(general, 5), b, o).second.spmv_format, "sell-8-8");
   SparseTensor poisson = poisson2d(400);
   EXPECT_EQ(solve(poisson, b, o).second.spmv_format, "stencil");
   o.stencil_spmv = false;
@@ -156,24 +171,28 @@ TEST(SellSpmv, SolveInfoNamesTheProductNativeKrylovRan) {
 }
 
 // CG's fused vector updates run over the plan's row blocks: with SELL they must be rows, not
-// the product's slices (else 7/8 of x and r are never updated and CG stalls). CG on SELL
-// converges like CG on CSR, to the same solution.
+// the product's slices (else 7/8 of x and r are never updated and CG stalls). CG on either
+// SELL converges like CG on CSR, to the same solution.
 TEST(SellSpmv, CgOnSellConvergesLikeCgOnCsr) {
   SolveOptions o;
   o.backend = Backend::Native;
   o.method = Method::CG;
   o.preconditioner = Preconditioner::Jacobi;
-  o.rtol = 1e-10;
-  SparseTensor general = variable_diffusion2d(400, {1.0, 3});
-  at::Tensor b = at::randn({general.rows()}, at::kDouble);
-  auto [x_sell, info_sell] = solve(general, b, o);
-  o.stencil_spmv = false;
-  auto [x_csr, info_csr] = solve(general, b, o);
-  ASSERT_EQ(info_sell.spmv_format, "sell-8-8");
-  EXPECT_EQ(info_sell.status, SolveStatus::Converged) << info_sell.message;
-  EXPECT_LE(info_sell.residual, 1e-10);
-  EXPECT_LE(std::abs(info_sell.iterations - info_csr.iterations), 2);
-  EXPECT_TRUE(at::allclose(x_sell, x_csr, 1e-7, 1e-9));
+  const SparseTensor in_order = variable_diffusion2d(400, {1.0, 3});
+  for (int k = 0; k < 2; ++k) {
+    const SparseTensor general = k == 0 ? in_order : shuffled(in_order, 6);
+    o.rtol = k == 0 ? 1e-10 : 1e-6;   // the shuffled rows' products gather from anywhere: slow
+    at::Tensor b = at::randn({general.rows()}, at::kDouble);
+    o.stencil_spmv = true;
+    auto [x_sell, info_sell] = solve(general, b, o);
+    o.stencil_spmv = false;
+    auto [x_csr, info_csr] = solve(general, b, o);
+    ASSERT_EQ(info_sell.spmv_format, k == 0 ? "sell-sym-8" : "sell-8-8");
+    EXPECT_EQ(info_sell.status, SolveStatus::Converged) << info_sell.message;
+    EXPECT_LE(info_sell.residual, o.rtol);
+    EXPECT_LE(std::abs(info_sell.iterations - info_csr.iterations), 2);
+    EXPECT_TRUE(at::allclose(x_sell, x_csr, 1e-7, 1e-9));
+  }
 }
 
 }  // namespace

@@ -76,8 +76,8 @@ struct SolveOptions {
   /// fits in this many bytes, and runs a native Krylov method otherwise.
   double memory_budget_bytes = 2.0 * 1024 * 1024 * 1024;
   /// Native Krylov on the CPU in float64: A v runs in stencil form when A has one (a
-  /// constant-coefficient 5- or 7-point pattern), else in SELL-C-σ when the cheap rule on
-  /// row lengths picks it (SpmvFormat::Auto, prepared_matvec.h); false keeps the plain CSR
+  /// constant-coefficient 5- or 7-point pattern), else in symmetric SELL or SELL-C-σ when the
+  /// cheap rule on row lengths picks SELL (SpmvFormat::Auto, prepared_matvec.h); false keeps the plain CSR
   /// product. SolveInfo::spmv_format says which ran.
   bool stencil_spmv = true;
 };

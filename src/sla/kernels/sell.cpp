@@ -247,18 +247,22 @@ double sell_slices(const SellForm& f, const double* x, double* y, int64_t s0, in
 }
 
 std::vector<int64_t> balance_slices(const SellForm& f, int threads) {
-  const int64_t slices = f.slices(), total = f.stored();
+  return balance_slice_ptr(f.slice_ptr, f.chunk, threads);
+}
+
+std::vector<int64_t> balance_slice_ptr(const std::vector<int64_t>& slice_ptr, int chunk, int threads) {
+  const int64_t slices = static_cast<int64_t>(slice_ptr.size()) - 1, total = slice_ptr.back();
   std::vector<int64_t> blocks(static_cast<size_t>(threads) + 1, slices);
   blocks[0] = 0;
   for (int t = 1; t < threads; ++t) {
     // first slice whose start (entries plus C per slice for the stores) reaches t / threads
-    const int64_t target = (total + slices * f.chunk) * t / threads;
-    const auto it = std::lower_bound(f.slice_ptr.begin() + blocks[t - 1], f.slice_ptr.end() - 1, target,
+    const int64_t target = (total + slices * chunk) * t / threads;
+    const auto it = std::lower_bound(slice_ptr.begin() + blocks[t - 1], slice_ptr.end() - 1, target,
                                      [&](const int64_t& p, int64_t tgt) {
-                                       const int64_t s = &p - f.slice_ptr.data();
-                                       return p + s * f.chunk < tgt;
+                                       const int64_t s = &p - slice_ptr.data();
+                                       return p + s * chunk < tgt;
                                      });
-    blocks[t] = it - f.slice_ptr.begin();
+    blocks[t] = it - slice_ptr.begin();
   }
   return blocks;
 }

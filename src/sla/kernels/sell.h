@@ -58,5 +58,7 @@ double sell_slices(const SellForm& f, const double* x, double* y, int64_t s0, in
 
 /// Slice blocks [blocks[t], blocks[t+1]) with about stored / threads entries each.
 std::vector<int64_t> balance_slices(const SellForm& f, int threads);
+/// The same for any slices of `chunk` rows given by their first entries slice_ptr [slices + 1].
+std::vector<int64_t> balance_slice_ptr(const std::vector<int64_t>& slice_ptr, int chunk, int threads);
 
 }  // namespace tessera::sla::detail

@@ -207,9 +207,23 @@ SpmvPlan::SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, in
                 "SpmvPlan: the matrix is not a constant-coefficient stencil (at most 8 diagonals, one value each)");
   const int nt = threads > 0 ? std::min(threads, kMaxThreads) : spmv_threads(values_.numel());
   const bool f64 = values_.scalar_type() == at::kDouble && cols < (int64_t{1} << 31);
-  TESSERA_CHECK(format != SpmvFormat::Sell || f64, Unsupported, "SpmvPlan: SELL-C-sigma needs float64 values");
-  if (format == SpmvFormat::Sell || (format == SpmvFormat::Auto && !stencil_.found() && f64 &&
-                                     sell_pays(row_length_stats(row_ptr_), rows))) {
+  TESSERA_CHECK((format != SpmvFormat::Sell && format != SpmvFormat::SellSymmetric) || f64, Unsupported,
+                "SpmvPlan: SELL-C-sigma needs float64 values");
+  const bool sell = format == SpmvFormat::Sell || format == SpmvFormat::SellSymmetric ||
+                    (format == SpmvFormat::Auto && !stencil_.found() && f64 && sell_pays(row_length_stats(row_ptr_), rows));
+  if (sell && rows == cols && format != SpmvFormat::Sell) {
+    std::string why;
+    sym_ = build_sell_sym(row_ptr_, col_idx_, values_, rows, kMaxSymRing, &why);
+    TESSERA_CHECK(format != SpmvFormat::SellSymmetric || !sym_.empty(), InvalidInput,
+                  "SpmvPlan: symmetric SELL needs a symmetric matrix: this one is ", why);
+  }
+  TESSERA_CHECK(format != SpmvFormat::SellSymmetric || rows == cols, InvalidInput,
+                "SpmvPlan: symmetric SELL needs a square matrix");
+  if (uses_sell_sym()) {
+    blocks_ = balance_slice_ptr(sym_.slice_ptr, SellSymForm::kChunk, nt);
+    row_blocks_ = balance_rows(row_ptr_, nt);
+    format_name_ = "sell-sym-" + std::to_string(SellSymForm::kChunk);
+  } else if (sell) {
     sell_ = build_sell(row_ptr_, col_idx_, values_, rows, 8, choose_sell_sigma(row_ptr_, 8));
     blocks_ = balance_slices(sell_, nt);
     row_blocks_ = balance_rows(row_ptr_, nt);
@@ -240,6 +254,7 @@ double SpmvPlan::bytes_per_apply() const {
   const double vec = 8.0;   // float64 vectors
   if (uses_stencil()) return static_cast<double>(rows_) * (1.0 + vec) + static_cast<double>(cols_) * vec;
   if (uses_sell()) return static_cast<double>(sell_.stored()) * 12.0 + static_cast<double>(rows_ + cols_) * vec;
+  if (uses_sell_sym()) return sym_.matrix_bytes() + static_cast<double>(rows_ + cols_) * vec;
   const double per_nnz = static_cast<double>(values_.element_size() + col_idx_.element_size());
   return static_cast<double>(values_.numel()) * per_nnz + static_cast<double>(rows_ + cols_) * vec;
 }
@@ -255,6 +270,7 @@ double SpmvPlan::run(const at::Tensor& x, at::Tensor& y, bool dot) const {
     const double* xp = x.data_ptr<double>();
     double* yp = y.data_ptr<double>();
     if (uses_sell()) return sell_product(xp, yp, dot);
+    if (uses_sell_sym()) return sell_sym_product(xp, yp, dot);
     if (uses_stencil()) return dot ? stencil_product<true>(stencil_, blocks_, xp, yp) : stencil_product<false>(stencil_, blocks_, xp, yp);
     if (values_.scalar_type() == at::kFloat) {   // float32 values, float64 accumulation
       const float* v = values_.data_ptr<float>();
@@ -279,9 +295,17 @@ double SpmvPlan::sell_product(const double* x, double* y, bool dot) const {
   return reduce_blocks<double>(blocks_, [&](int64_t a, int64_t b) { return sell_slices(sell_, x, y, a, b, dot); });
 }
 
+double SpmvPlan::sell_sym_product(const double* x, double* y, bool dot) const {
+  return reduce_blocks<double>(blocks_, [&](int64_t a, int64_t b) { return sell_sym_slices(sym_, x, y, a, b, dot); });
+}
+
 void SpmvPlan::apply(const double* x, double* y) const {
   if (uses_sell()) {
     sell_product(x, y, false);
+    return;
+  }
+  if (uses_sell_sym()) {
+    sell_sym_product(x, y, false);
     return;
   }
   if (uses_stencil()) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sla/kernels/sell.h"
+#include "sla/kernels/sell_sym.h"
 #include "tessera/sla/prepared_matvec.h"
 
 namespace tessera::sla::detail {
@@ -51,8 +52,9 @@ class SpmvPlan {
  public:
   /// row_ptr / col_idx int32 or int64; values [nnz] float64 or float32 (contiguous, CPU).
   /// threads = 0: spmv_threads(nnz). Format Auto picks the stencil form when the matrix has
-  /// one, else SELL-C-σ when sell_pays (float64 values); Csr never does either; Stencil and
-  /// Sell require theirs. (The other formats are PreparedMatvec's: it converts values /
+  /// one, else when sell_pays (float64 values) symmetric SELL when the matrix is symmetric
+  /// bit for bit with a bandwidth its ring holds, else SELL-C-σ; Csr never does any of them;
+  /// Stencil, Sell and SellSymmetric require theirs. (The other formats are PreparedMatvec's: it converts values /
   /// indices and passes Csr.)
   SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, int64_t rows, int64_t cols,
            SpmvFormat format = SpmvFormat::Auto, int threads = 0);
@@ -77,6 +79,7 @@ class SpmvPlan {
   /// The stencil form (empty unless uses_stencil()).
   const StencilForm& stencil() const { return stencil_; }
   bool uses_sell() const { return !sell_.slice_ptr.empty(); }
+  bool uses_sell_sym() const { return !sym_.empty(); }
   const char* format_name() const;
   /// Bytes one product must move at least: matrix data, x once, y once.
   double bytes_per_apply() const;
@@ -84,12 +87,14 @@ class SpmvPlan {
  private:
   double run(const at::Tensor& x, at::Tensor& y, bool dot) const;
   double sell_product(const double* x, double* y, bool dot) const;
+  double sell_sym_product(const double* x, double* y, bool dot) const;
 
   at::Tensor row_ptr_, col_idx_, values_;
   int64_t rows_ = 0, cols_ = 0;
   StencilForm stencil_;
   SellForm sell_;                 ///< empty unless the product runs in SELL-C-σ
-  std::vector<int64_t> blocks_;   ///< row blocks (slice blocks for SELL) of the threads
+  SellSymForm sym_;               ///< empty unless the product runs in symmetric SELL
+  std::vector<int64_t> blocks_;   ///< row blocks (slice blocks for both SELLs) of the threads
   std::vector<int64_t> row_blocks_;  ///< row blocks of the threads (blocks_ unless SELL)
   std::string format_name_;
 };
