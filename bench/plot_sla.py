@@ -36,7 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # CG per iteration on the generated matrices at 1M DOF: 5 rounds of tessera, Eigen and SciPy
 GENERAL_CG = "sla_perf_general_s36.jsonl"
 # SpMV at 16M rows: 5 rounds of (triad, CSR, SELL-C-σ, symmetric SELL) and when they ran
-SPMV_16M, SPMV_16M_WHEN = "spmv_general_16M_s36.jsonl", "2026-12-05 09:39-09:41 UTC"
+SPMV_16M, SPMV_16M_WHEN = "spmv_general_16M_s36.jsonl", "2026-12-05 10:09-10:11 UTC"
 
 def load(path):
     with open(path) as f:

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "sla/kernels/column_runs.h"
 #include "tessera/core/cpu_clones.h"
 #include "tessera/core/error.h"
 
@@ -115,9 +116,12 @@ __attribute__((target("avx2,fma"))) double in_order8_stream(const int64_t* sp, c
   for (int64_t s = s0; s < s1; ++s) {
     __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
     for (int64_t p = sp[s]; p < sp[s + 1]; p += 8) {
-      // x_j by scalar loads of the column and the value (no gather: slower on the AMD cores measured)
-      const __m256d x_lo = _mm256_set_pd(x[c[p + 3]], x[c[p + 2]], x[c[p + 1]], x[c[p]]);
-      const __m256d x_hi = _mm256_set_pd(x[c[p + 7]], x[c[p + 6]], x[c[p + 5]], x[c[p + 4]]);
+      // x_j: two vector loads when the 8 columns run j0 .. j0 + 7, else scalar loads of the
+      // column and the value (no gather: slower on the AMD cores measured); the same values
+      const bool run = columns_run8(c + p);
+      const __m256d x_lo = run ? _mm256_loadu_pd(x + c[p]) : _mm256_set_pd(x[c[p + 3]], x[c[p + 2]], x[c[p + 1]], x[c[p]]);
+      const __m256d x_hi = run ? _mm256_loadu_pd(x + c[p] + 4)
+                               : _mm256_set_pd(x[c[p + 7]], x[c[p + 6]], x[c[p + 5]], x[c[p + 4]]);
       // y_i += a_ij x_j, rows 0-3 and 4-7: written as the portable kernels' multiply and add, so
       // the compiler contracts both alike and y does not depend on which kernel ran
       lo = _mm256_add_pd(lo, _mm256_mul_pd(_mm256_loadu_pd(v + p), x_lo));

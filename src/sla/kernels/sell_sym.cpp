@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "sla/kernels/column_runs.h"
 #include "tessera/core/cpu_clones.h"
 #include "tessera/core/error.h"
 
@@ -143,9 +144,7 @@ TESSERA_CPU_CLONES double sym_slices(const int64_t* sp, const double* v, const i
 /// wrap): then x_j is two vector loads and the scatter two vector additions. Each slot still
 /// gets one addition per step, so the sums are the lane-by-lane ones bit for bit.
 __attribute__((target("avx2,fma"))) inline bool run_of_8(const int32_t* cols, int64_t mask) {
-  const __m256i j = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cols));
-  const __m256i run = _mm256_add_epi32(_mm256_set1_epi32(cols[0]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  return _mm256_movemask_epi8(_mm256_cmpeq_epi32(j, run)) == -1 && (cols[0] & mask) + C <= mask + 1;
+  return columns_run8(cols) && (cols[0] & mask) + C <= mask + 1;
 }
 
 /// ring[0 .. 8) += (lo, hi)
