@@ -175,6 +175,11 @@ TEST(SellSymSpmv, RefusesWhatItCannotHold) {
                                                     at::tensor({0, 1}, at::kLong), 2, 2);
   EXPECT_TRUE(detail::build_sell_sym(lower.row_ptr(), lower.col_idx(), lower.values(), 2).empty());
   EXPECT_THROW(SpmvPlan(lower.row_ptr(), lower.col_idx(), lower.values(), 2, 2, SpmvFormat::SellSymmetric, 1), Error);
+  // a column beyond the rows (not square): refused before any mirror is looked up
+  const SparseTensor wide = SparseTensor::from_coo(at::ones({3}, at::kDouble), at::tensor({0, 1, 1}, at::kLong),
+                                                   at::tensor({0, 1, 2}, at::kLong), 2, 3);
+  EXPECT_TRUE(detail::build_sell_sym(wide.row_ptr(), wide.col_idx(), wide.values(), 2).empty());
+  EXPECT_THROW(SpmvPlan(wide.row_ptr(), wide.col_idx(), wide.values(), 2, 3, SpmvFormat::SellSymmetric, 1), Error);
 }
 
 TEST(SellSymSpmv, AutoPicksItForLargeSymmetricMatrices) {

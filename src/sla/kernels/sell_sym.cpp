@@ -35,8 +35,9 @@ SellSymForm build_typed(const index_t* rp, const index_t* ci, const double* v, i
     for (index_t p = rp[i]; p < rp[i + 1] && symmetric; ++p) {
       const int64_t j = ci[p];
       if (p > rp[i] && !(ci[p - 1] < ci[p])) symmetric = false;    // unsorted or repeated column
+      if (j < 0 || j >= rows) symmetric = false;                     // not square
       if (j < i) ++lower;
-      if (j <= i) continue;
+      if (j <= i || !symmetric) continue;
       ++upper;
       reach = std::max(reach, j - i);
       const index_t* q = std::lower_bound(ci + rp[j], ci + rp[j + 1], static_cast<index_t>(i));
