@@ -1,7 +1,8 @@
 #pragma once
 // A SELL slice step's 8 columns (one per row of the slice) that run j0, j0 + 1, ..., j0 + 7,
 // as a banded matrix's inner rows give (2D diffusion: every step of an inner slice): x_j is
-// then two vector loads instead of eight scalar ones. For the AVX2 kernels.
+// then two vector loads instead of eight scalar ones. For the AVX2 kernels, which run where
+// avx2_fma_available().
 
 #include <cstdint>
 
@@ -11,6 +12,12 @@
 #include <immintrin.h>
 
 namespace tessera::sla::detail {
+
+/// Whether this processor runs the AVX2 + FMA kernels (checked once).
+inline bool avx2_fma_available() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
 
 /// cols[r] == cols[0] + r for r < 8
 __attribute__((target("avx2,fma"))) inline bool columns_run8(const int32_t* cols) {

@@ -161,15 +161,6 @@ TESSERA_CPU_CLONES double in_order8(const int64_t* sp, const double* v, const in
   return in_order_fixed<8>(sp, v, c, x, y, rows, s0, s1, dot);
 }
 
-bool streams_available() {
-#ifdef TESSERA_CPU_CLONES_X86
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-#else
-  return false;
-#endif
-}
-
 TESSERA_CPU_CLONES double slices4(const int64_t* sp, const int32_t* row_of, const double* v, const int32_t* c,
                                    const double* x, double* y, int64_t s0, int64_t s1, bool dot) {
   return slices_fixed<4>(sp, row_of, v, c, x, y, s0, s1, dot);
@@ -240,7 +231,7 @@ double sell_slices(const SellForm& f, const double* x, double* y, int64_t s0, in
   const int64_t* sp = f.slice_ptr.data();
   if (f.in_order()) {
 #ifdef TESSERA_CPU_CLONES_X86
-    if (f.chunk == 8 && streams_available() && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
+    if (f.chunk == 8 && avx2_fma_available() && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
       return in_order8_stream(sp, v, c, x, y, f.rows, s0, s1, dot);
     }
 #endif

@@ -223,11 +223,6 @@ __attribute__((target("avx2,fma"))) double sym_slices_stream(const int64_t* sp, 
   if (full < s1) total += sym_slices(sp, v, c, x, y, rows, 0, ring, mask, std::max(s0, full), s1, dot);
   return total;
 }
-
-bool sym_streams_available() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
 #endif
 
 }  // namespace
@@ -260,7 +255,7 @@ double sell_sym_slices(const SellSymForm& f, const double* x, double* y, int64_t
   const int32_t* c = f.cols.data_ptr<int32_t>();
   const int64_t* sp = f.slice_ptr.data();
 #ifdef TESSERA_CPU_CLONES_X86
-  if (sym_streams_available() && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
+  if (avx2_fma_available() && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
     return sym_slices_stream(sp, v, c, x, y, f.rows, f.reach, ring.data(), f.ring - 1, s0, s1, dot);
   }
 #endif
