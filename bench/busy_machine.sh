@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Speed on a busy machine (issue #27): ACAS Xu 1_1 prop_4 (`tessera verify`) and a 1M-DOF
-# CG solve (`tessera solve --poisson2d 1000`), with default threads, on the machine as it is
+# CG solve (`tessera solve --poisson2d 1000`; on request also alpha-CROWN on the CIFAR ResNet
+# sri_resnet_a, job alpha_crown_sri_resnet_a), with default threads, on the machine as it is
 # ("idle") and beside one extra busy process ("busy"). The two are alternated run by run
 # (idle, busy, idle, busy, ...), so that other work on a shared machine falls on both alike.
 # One JSON line a run (wall seconds, the load before it), then one a case (median of its
@@ -11,8 +12,8 @@
 #
 # Spins: "default" is what tessera chooses (passive when busy at start, omp_wait.h); a number
 # sets GOMP_SPINCOUNT; 300000 is libgomp's own default; 0 equals OMP_WAIT_POLICY=passive.
-# Threads: "default" is what tessera chooses (every core; TESSERA_THREADS is unset here); a
-# number is `--threads N`.
+# Threads: "default" is what tessera chooses (every core, or the free ones when some but not
+# all are taken at start; TESSERA_THREADS is unset here); a number is `--threads N`.
 # Each spin x threads setting runs idle then busy, in the order given, every repeat.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,9 +32,11 @@ done
 export GLOG_minloglevel=2
 unset OMP_WAIT_POLICY GOMP_SPINCOUNT TESSERA_THREADS
 ACAS="${TESSERA_SHARED_DATA:-$ROOT/../shared/data}/vnncomp2021/acasxu"
+SRI="${TESSERA_SHARED_DATA:-$ROOT/../shared/data}/vnncomp2022/sri_resnet_a"
 declare -A JOBS=(
   [acasxu_1_1_prop_4]="verify $ACAS/ACASXU_run2a_1_1_batch_2000.onnx $ACAS/prop_4.vnnlib --timeout 116 --quiet"
   [cg_poisson2d_1M]="solve --poisson2d 1000 --backend native --method cg --rtol 1e-8 --json"
+  [alpha_crown_sri_resnet_a]="bounds $SRI/resnet_3b2_bn_mixup_adv_4.0_bs128_lr-1.onnx $SRI/cifar10_spec_idx_4711_eps_0.00350.vnnlib --method alpha-crown --iterations 5"
 )
 busy_pid=""
 start_busy() { (while :; do :; done) & busy_pid=$!; sleep 1; }

@@ -10,8 +10,11 @@
 // threads fight for (4.57 s against 1.67 s; a 1M-DOF CG solve 16.0 s against 12.3 s;
 // bench/RESULTS.md, "Threads on a busy machine"). So when other processes keep cores busy
 // at start, this launcher sets OMP_WAIT_POLICY=passive; on an idle machine it leaves
-// libgomp's default. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is always kept. Then it
-// replaces itself with `tessera-main` (same process, same arguments).
+// libgomp's default. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT is always kept. It also
+// passes the count of those processes on (TESSERA_BUSY_AT_START): unless `--threads`,
+// TESSERA_THREADS or MPI says otherwise, tessera-main then takes the free cores as its
+// thread count when some but not all are taken (core::threads_for_load). Then it replaces
+// itself with `tessera-main` (same process, same arguments).
 //
 // It also asks glibc's malloc for transparent huge pages (glibc.malloc.hugetlb=1 added to
 // GLIBC_TUNABLES, which glibc reads when the program is loaded): the short-lived tensors of
@@ -43,6 +46,7 @@
 #include "serve_protocol.h"
 #include "tessera/core/malloc_pages.h"
 #include "tessera/core/omp_wait.h"
+#include "tessera/core/threads.h"
 
 namespace {
 
@@ -135,11 +139,18 @@ std::optional<int> run_on_server(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `serve` starts with libgomp's default and a passive twin of its own (serve_command.cpp)
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr &&
-      command_word(argc, argv) != "serve" && busy_elsewhere() > 0) {
-    setenv("OMP_WAIT_POLICY", TESSERA_BUSY_OMP_WAIT_POLICY, 1);
-    setenv(TESSERA_OMP_WAIT_MARKER, "1", 1);
+  // `serve` starts with libgomp's default and a passive twin of its own (serve_command.cpp);
+  // its commands carry their own launcher's count
+  const int busy = command_word(argc, argv) == "serve" ? 0 : busy_elsewhere();
+  if (busy > 0) {
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+      setenv("OMP_WAIT_POLICY", TESSERA_BUSY_OMP_WAIT_POLICY, 1);
+      setenv(TESSERA_OMP_WAIT_MARKER, "1", 1);
+    }
+    // the default thread count becomes the free cores (core::threads_for_load)
+    setenv(TESSERA_BUSY_AT_START, std::to_string(busy).c_str(), 1);
+  } else {
+    unsetenv(TESSERA_BUSY_AT_START);
   }
   ask_for_huge_pages();  // before the server's load-time environment is compared
   if (const std::optional<int> status = run_on_server(argc, argv)) return *status;

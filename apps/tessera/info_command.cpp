@@ -31,6 +31,7 @@ int run_info(const InfoOptions& options) {
       {"rank", comm->rank()},
       {"size", comm->size()},
       {"threads", at::get_num_threads()},
+      {"threads_from", core::describe(core::applied_threads())},
       {"blas_threads", core::blas_threads()},
       {"omp_wait", core::omp_wait_description()},
       {"malloc_pages", core::malloc_pages_description()},

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -13,16 +14,19 @@
 namespace tessera::core {
 namespace {
 
-// Parses a positive thread count from an environment variable; 0 when unset.
-int env_thread_count(const char* name) {
+// Parses a count in [least, 4096] from an environment variable (`what` names it in the
+// error); 0 when unset.
+int env_count(const char* name, long least, const char* what) {
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') return 0;
   char* end = nullptr;
   long n = std::strtol(value, &end, 10);
-  TESSERA_CHECK(end != value && *end == '\0' && n > 0 && n <= 4096, InvalidInput, name,
-                "='", value, "' is not a positive thread count");
+  TESSERA_CHECK(end != value && *end == '\0' && n >= least && n <= 4096, InvalidInput, name,
+                "='", value, "' is not ", what);
   return static_cast<int>(n);
 }
+
+int env_thread_count(const char* name) { return env_count(name, 1, "a positive thread count"); }
 
 // OpenBLAS exposes its pool through plain C symbols; look them up at run time so the
 // build does not depend on which BLAS the alternatives system selected.
@@ -39,7 +43,16 @@ GetThreadsFn blas_getter() {
   return fn;
 }
 
+ThreadConfig& applied() {
+  static ThreadConfig config;
+  return config;
+}
+
 }  // namespace
+
+int threads_for_load(int cores, int busy) {
+  return busy > 0 && busy < cores ? cores - busy : std::max(1, cores);
+}
 
 bool launched_under_mpi() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"}) {
@@ -51,6 +64,8 @@ bool launched_under_mpi() {
 ThreadConfig resolve_threads(int requested) {
   TESSERA_CHECK(requested >= 0, InvalidInput, "thread count must be >= 0, got ", requested);
   ThreadConfig config;
+  config.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  config.busy_at_start = env_count(TESSERA_BUSY_AT_START, 0, "a count of processes");
   if (requested > 0) {
     config.threads = requested;
     config.source = ThreadSource::Explicit;
@@ -61,8 +76,8 @@ ThreadConfig resolve_threads(int requested) {
     config.threads = 1;  // one thread per rank: ranks already fill the cores
     config.source = ThreadSource::MpiDefault;
   } else {
-    config.threads = std::max(1u, std::thread::hardware_concurrency());
-    config.source = ThreadSource::Hardware;
+    config.threads = threads_for_load(config.cores, config.busy_at_start);
+    config.source = config.threads < config.cores ? ThreadSource::Load : ThreadSource::Hardware;
   }
   int blas_env = env_thread_count("TESSERA_BLAS_THREADS");
   config.blas_threads = blas_env > 0 ? blas_env : config.threads;
@@ -76,6 +91,7 @@ ThreadConfig setup_threads(int requested) {
   set_blas_threads(config.blas_threads);
   at::set_num_threads(config.threads);  // ATen intra-op pool
   omp_set_num_threads(config.threads);  // our own OpenMP loops
+  applied() = config;
   return config;
 }
 
@@ -101,11 +117,29 @@ ScopedBlasThreads::~ScopedBlasThreads() {
   omp_set_num_threads(previous_omp_);  // the caller's intra-op threads, whatever the BLAS did
 }
 
+ThreadConfig applied_threads() { return applied(); }
+
+std::string describe(const ThreadConfig& config) {
+  const std::string others = std::to_string(config.busy_at_start) + " other process" +
+                             (config.busy_at_start == 1 ? "" : "es") + " running at start";
+  const std::string cores = std::to_string(config.cores) + " core" + (config.cores == 1 ? "" : "s");
+  switch (config.source) {
+    case ThreadSource::Explicit: return "--threads";
+    case ThreadSource::Environment: return "TESSERA_THREADS";
+    case ThreadSource::MpiDefault: return "one per rank under MPI";
+    case ThreadSource::Load: return "the load at start (" + cores + ", " + others + ")";
+    case ThreadSource::Hardware:
+      return config.busy_at_start > 0 ? "every core (" + cores + ", " + others + ": none free)" : "every core (" + cores + ")";
+  }
+  return "unknown";
+}
+
 const char* to_string(ThreadSource source) {
   switch (source) {
     case ThreadSource::Explicit: return "explicit";
     case ThreadSource::Environment: return "TESSERA_THREADS";
     case ThreadSource::MpiDefault: return "mpi-default";
+    case ThreadSource::Load: return "load";
     case ThreadSource::Hardware: return "hardware";
   }
   return "unknown";

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "tessera/core/error.h"
 #include "tessera/core/omp_wait.h"
@@ -51,10 +52,56 @@ TEST(Threads, OneThreadPerRankUnderMpi) {
   EXPECT_EQ(c.source, ThreadSource::MpiDefault);
 }
 
+TEST(Threads, FreeCoresWhenSomeButNotAllAreTaken) {
+  EXPECT_EQ(threads_for_load(2, 0), 2);
+  EXPECT_EQ(threads_for_load(2, 1), 1);   // one busy process on 2 cores: one thread
+  EXPECT_EQ(threads_for_load(2, 2), 2);   // every core taken: every core (more of the time)
+  EXPECT_EQ(threads_for_load(2, 7), 2);
+  EXPECT_EQ(threads_for_load(16, 3), 13);
+  EXPECT_EQ(threads_for_load(1, 1), 1);
+  EXPECT_EQ(threads_for_load(0, 0), 1);
+}
+
+TEST(Threads, LoadAtStartIsTheDefaultAfterEnvironmentAndMpi) {
+  ScopedEnv env("TESSERA_THREADS", nullptr);
+  ScopedEnv mpi("OMPI_COMM_WORLD_SIZE", nullptr);
+  ScopedEnv busy(TESSERA_BUSY_AT_START, "1");
+  if (launched_under_mpi()) GTEST_SKIP() << "started under an MPI launcher";
+  ThreadConfig c = resolve_threads(0);
+  EXPECT_EQ(c.busy_at_start, 1);
+  EXPECT_EQ(c.threads, threads_for_load(c.cores, 1));
+  EXPECT_EQ(c.source, c.cores > 1 ? ThreadSource::Load : ThreadSource::Hardware);
+  if (c.cores > 1) {
+    EXPECT_EQ(describe(c), "the load at start (" + std::to_string(c.cores) + " cores, 1 other process running at start)");
+  }
+  EXPECT_EQ(resolve_threads(3).threads, 3);  // --threads wins
+  {
+    ScopedEnv set("TESSERA_THREADS", "3");
+    EXPECT_EQ(resolve_threads(0).threads, 3);
+    EXPECT_EQ(describe(resolve_threads(0)), "TESSERA_THREADS");
+  }
+  {
+    ScopedEnv under("OMPI_COMM_WORLD_SIZE", "2");
+    EXPECT_EQ(resolve_threads(0).threads, 1);
+    EXPECT_EQ(resolve_threads(0).source, ThreadSource::MpiDefault);
+  }
+  {
+    ScopedEnv all(TESSERA_BUSY_AT_START, std::to_string(c.cores).c_str());
+    EXPECT_EQ(resolve_threads(0).threads, c.cores);
+    EXPECT_EQ(resolve_threads(0).source, ThreadSource::Hardware);
+  }
+  ScopedEnv none(TESSERA_BUSY_AT_START, nullptr);
+  EXPECT_EQ(resolve_threads(0).threads, c.cores);
+  EXPECT_EQ(describe(resolve_threads(0)), "every core (" + std::to_string(c.cores) + (c.cores == 1 ? " core)" : " cores)"));
+}
+
 TEST(Threads, BadEnvironmentValueIsAClearError) {
   ScopedEnv env("TESSERA_THREADS", "many");
   EXPECT_THROW(resolve_threads(0), InvalidInput);
   ScopedEnv zero("TESSERA_THREADS", "0");
+  EXPECT_THROW(resolve_threads(0), InvalidInput);
+  ScopedEnv ok("TESSERA_THREADS", "2");
+  ScopedEnv busy(TESSERA_BUSY_AT_START, "-1");
   EXPECT_THROW(resolve_threads(0), InvalidInput);
 }
 

@@ -11,22 +11,47 @@
 /// @endcode
 ///
 /// Resolution order: an explicit request (> 0), then the `TESSERA_THREADS` environment
-/// variable, then one thread per rank when launched under MPI, then all hardware threads.
+/// variable, then one thread per rank when launched under MPI, then the cores that the load
+/// at start left free (`TESSERA_BUSY_AT_START`, set by the `tessera` launcher), then all
+/// hardware threads.
+
+#include <string>
+
+/// Set by the `tessera` launcher (apps/launcher) to the number of other processes it saw
+/// running at start (the fewest of a few samples of /proc/loadavg), when there were any.
+#define TESSERA_BUSY_AT_START "TESSERA_BUSY_AT_START"
 
 namespace tessera::core {
 
 /// Where the thread count came from.
-enum class ThreadSource { Explicit, Environment, MpiDefault, Hardware };
+enum class ThreadSource { Explicit, Environment, MpiDefault, Load, Hardware };
 
 struct ThreadConfig {
   int threads = 1;       ///< intra-op threads for ATen and OpenMP loops
   int blas_threads = 1;  ///< threads of the BLAS (OpenBLAS); `threads` unless overridden
   ThreadSource source = ThreadSource::Hardware;
+  int cores = 1;         ///< hardware threads of the machine
+  int busy_at_start = 0; ///< other processes running at start (`TESSERA_BUSY_AT_START`; 0: unknown or none)
 };
 
 /// Decides the thread count without changing anything (pure; for tests and `--help`).
-/// `requested` > 0 wins; then `TESSERA_THREADS`; then 1 under MPI; then hardware threads.
+/// `requested` > 0 wins; then `TESSERA_THREADS`; then 1 under MPI; then
+/// threads_for_load(hardware threads, `TESSERA_BUSY_AT_START`).
 ThreadConfig resolve_threads(int requested);
+
+/// Threads for `cores` cores when `busy` other processes were running at start: the free
+/// cores (`cores - busy`) when some but not all are taken; every core otherwise. With one
+/// busy process on 2 cores, one thread beats two, which share a core with it (CG 1M DOF,
+/// ACAS Xu 1_1 prop_4, alpha-CROWN on a CIFAR ResNet); when every core is taken, more
+/// threads get more of the machine's time (bench/RESULTS.md, "Threads on a busy machine").
+int threads_for_load(int cores, int busy);
+
+/// What the last setup_threads applied (the default config before any call).
+ThreadConfig applied_threads();
+
+/// Where the thread count came from, in words, e.g. "the load at start (2 cores, 1 other
+/// process running)", "--threads", "TESSERA_THREADS", "one per rank under MPI".
+std::string describe(const ThreadConfig& config);
 
 /// Resolves and applies: `at::set_num_threads`, `omp_set_num_threads` and the BLAS's own
 /// thread count. `TESSERA_BLAS_THREADS` overrides the BLAS count (default: `threads`).
