@@ -50,7 +50,7 @@ int threads_for_load(int cores, int busy);
 ThreadConfig applied_threads();
 
 /// Where the thread count came from, in words, e.g. "the load at start (2 cores, 1 other
-/// process running)", "--threads", "TESSERA_THREADS", "one per rank under MPI".
+/// process running at start)", "--threads", "TESSERA_THREADS", "one per rank under MPI".
 std::string describe(const ThreadConfig& config);
 
 /// Resolves and applies: `at::set_num_threads`, `omp_set_num_threads` and the BLAS's own
