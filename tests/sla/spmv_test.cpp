@@ -157,8 +157,11 @@ TEST(FusedCg, MatchesTheReferenceSolutionWithEveryPreconditioner) {
 }
 
 TEST(FusedCg, SameIteratesAsTheGenericLoop) {
-  auto a = poisson2d(20);
+  // Poisson's constant diagonal (Jacobi runs as M = I) and one that varies (the fused Jacobi step)
   at::manual_seed(3);
+  const at::Tensor dense = poisson2d(20).to_dense();
+  for (const SparseTensor& a : {SparseTensor::from_dense(dense),
+                                SparseTensor::from_dense(dense + at::diag(at::rand({dense.size(0)}, at::kDouble)))}) {
   at::Tensor b = at::randn({a.rows()}, at::kDouble), x0 = at::zeros_like(b);
   auto op = detail::csr_operator(a, 0, false);
   const auto* csr = op.target<detail::CsrOperator>();
@@ -180,6 +183,30 @@ TEST(FusedCg, SameIteratesAsTheGenericLoop) {
     EXPECT_NEAR(static_cast<double>(fused.iterations), static_cast<double>(generic.iterations), 1.0);
     EXPECT_LT((fused.x - generic.x).norm().item<double>(), 1e-8 * generic.x.norm().item<double>());
   }
+  }
+}
+
+TEST(FusedCg, ConstantJacobiDiagonalRunsAsTheUnpreconditionedLoop) {
+  // M^{-1} = I / 12 (not a power of two: scaling by it rounds) gives CG's x without M, bit for bit
+  auto a = SparseTensor::from_dense(poisson2d(20).to_dense() * 3.0);
+  at::manual_seed(4);
+  at::Tensor b = at::randn({a.rows()}, at::kDouble), x0 = at::zeros_like(b);
+  auto op = detail::csr_operator(a, 0, false);
+  const auto* csr = op.target<detail::CsrOperator>();
+  ASSERT_NE(csr, nullptr);
+  detail::KrylovParams params;
+  params.space = detail::KrylovSpace::local(a.rows());
+  params.tol = 1e-10 * b.norm().item<double>();
+  params.maxiter = 1000;
+  params.plan = csr->plan.get();
+  const auto none = detail::KrylovPreconditioner::identity();
+  const auto jacobi = detail::KrylovPreconditioner::diagonal(a.diagonal().reciprocal());
+  ASSERT_TRUE(at::equal(jacobi.inv_diag, at::full_like(jacobi.inv_diag, 1.0 / 12.0)));
+  auto plain = detail::run_cg(op, none, b, x0, params);
+  auto scaled = detail::run_cg(op, jacobi, b, x0, params);
+  EXPECT_EQ(scaled.status, SolveStatus::Converged);
+  EXPECT_EQ(scaled.iterations, plain.iterations);
+  EXPECT_TRUE(at::equal(scaled.x, plain.x));
 }
 
 TEST(Properties, SinglePassScanFindsAsymmetryInPatternOrValues) {

@@ -1,5 +1,6 @@
 // Preconditioned CG on a CPU CSR plan: the generic loop of cg.cpp with its vector updates
-// fused into three passes per iteration and every vector allocated once:
+// fused into three passes per iteration and every vector allocated once (a constant positive
+// Jacobi diagonal runs as M = I: the same x, without z):
 //   q = A p and <p, q>                      (the SpMV pass)
 //   x += alpha p, r -= alpha q, z = M^{-1} r, <r, r>, <r, z>   (one pass)
 //   p = z + beta p                          (one pass)
@@ -17,11 +18,26 @@
 
 namespace tessera::sla::detail {
 
+namespace {
+
+// True when every entry of `d` equals one positive value.
+bool scalar_positive(const at::Tensor& d) {
+  if (d.numel() == 0) return false;
+  const at::Tensor first = d.reshape({-1})[0];
+  return first.item<double>() > 0.0 && at::equal(d, first.expand_as(d));
+}
+
+}  // namespace
+
 KrylovResult run_cg_fused(const SpmvPlan& a, const KrylovPreconditioner& m, const at::Tensor& b, const at::Tensor& x0,
                           const KrylovParams& params) {
   KrylovResult out;
   const std::vector<int64_t>& blocks = a.row_blocks();
-  const bool diagonal = m.is_diagonal(), jacobi = diagonal && m.inv_diag.defined();
+  const bool diagonal = m.is_diagonal();
+  // M^{-1} = c I (c > 0: a constant diagonal, as a constant-coefficient stencil's) leaves CG's
+  // iterates x as they are without M (p and alpha scale by c and 1 / c): no z, and two vector
+  // passes fewer per iteration
+  const bool jacobi = diagonal && m.inv_diag.defined() && !scalar_positive(m.inv_diag);
   const IntoOperator* into = diagonal ? nullptr : m.apply_set_up.target<IntoOperator>();
   // q = A p is dead from the step's update until the next product, unless the flexible beta
   // reads it after M^{-1}: then the operator may use it as scratch
