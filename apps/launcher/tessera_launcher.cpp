@@ -33,7 +33,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -44,31 +43,11 @@
 #include <vector>
 
 #include "serve_protocol.h"
+#include "tessera/core/load_at_start.h"
 #include "tessera/core/malloc_pages.h"
 #include "tessera/core/omp_wait.h"
-#include "tessera/core/threads.h"
 
 namespace {
-
-// Runnable tasks other than this one (the "running" count of /proc/loadavg, less one), the
-// fewest of five samples 2 ms apart: a process that keeps a core busy is in every sample,
-// a passing one is not. 0 when /proc cannot be read. A sample of 0 ends the sampling (the
-// fewest cannot go lower): an idle machine starts at once, not 8 ms later.
-int busy_elsewhere() {
-  int fewest = INT_MAX;
-  for (int i = 0; i < 5 && fewest > 0; ++i) {
-    if (i > 0) usleep(2000);
-    std::FILE* f = std::fopen("/proc/loadavg", "r");
-    if (f == nullptr) return 0;
-    double one, five, fifteen;
-    int running = 0, total = 0;
-    const int fields = std::fscanf(f, "%lf %lf %lf %d/%d", &one, &five, &fifteen, &running, &total);
-    std::fclose(f);
-    if (fields != 5) return 0;
-    fewest = std::min(fewest, running - 1);
-  }
-  return std::max(0, fewest);
-}
 
 // Adds TESSERA_MALLOC_TUNABLE to GLIBC_TUNABLES unless the user's list sets glibc.malloc.hugetlb.
 void ask_for_huge_pages() {
@@ -141,7 +120,7 @@ std::optional<int> run_on_server(int argc, char** argv) {
 int main(int argc, char** argv) {
   // `serve` starts with libgomp's default and a passive twin of its own (serve_command.cpp);
   // its commands carry their own launcher's count
-  const int busy = command_word(argc, argv) == "serve" ? 0 : busy_elsewhere();
+  const int busy = command_word(argc, argv) == "serve" ? 0 : tessera::core::busy_elsewhere();
   if (busy > 0) {
     if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
       setenv("OMP_WAIT_POLICY", TESSERA_BUSY_OMP_WAIT_POLICY, 1);

@@ -18,7 +18,7 @@ import os as _os
 
 def _busy_elsewhere():
     """Runnable tasks other than this process, the fewest of five samples 2 ms apart (the
-    same test as the `tessera` launcher, apps/launcher/tessera_launcher.cpp)."""
+    same test as the `tessera` launcher's, include/tessera/core/load_at_start.h)."""
     import time
     fewest = None
     for i in range(5):

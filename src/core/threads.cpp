@@ -28,6 +28,12 @@ int env_count(const char* name, long least, const char* what) {
 
 int env_thread_count(const char* name) { return env_count(name, 1, "a positive thread count"); }
 
+// The BLAS's threads: TESSERA_BLAS_THREADS, else the intra-op count.
+int blas_count(int threads) {
+  const int blas_env = env_thread_count("TESSERA_BLAS_THREADS");
+  return blas_env > 0 ? blas_env : threads;
+}
+
 // OpenBLAS exposes its pool through plain C symbols; look them up at run time so the
 // build does not depend on which BLAS the alternatives system selected.
 using SetThreadsFn = void (*)(int);
@@ -79,13 +85,20 @@ ThreadConfig resolve_threads(int requested) {
     config.threads = threads_for_load(config.cores, config.busy_at_start);
     config.source = config.threads < config.cores ? ThreadSource::Load : ThreadSource::Hardware;
   }
-  int blas_env = env_thread_count("TESSERA_BLAS_THREADS");
-  config.blas_threads = blas_env > 0 ? blas_env : config.threads;
+  config.blas_threads = blas_count(config.threads);
   return config;
 }
 
 ThreadConfig setup_threads(int requested) {
   ThreadConfig config = resolve_threads(requested);
+  if (config.source == ThreadSource::Load) {
+    // the launcher sampled before LibTorch loaded (~0.5 s ago): a process that started beside
+    // this one then (a pipeline's other end) has settled by now, a busy one has not
+    config.busy_at_start = std::min(config.busy_at_start, busy_elsewhere());
+    config.threads = threads_for_load(config.cores, config.busy_at_start);
+    config.source = config.threads < config.cores ? ThreadSource::Load : ThreadSource::Hardware;
+    config.blas_threads = blas_count(config.threads);
+  }
   // The BLAS first: OpenBLAS built with OpenMP sets OpenMP's count as well, which the next
   // two lines then set to the intra-op count.
   set_blas_threads(config.blas_threads);

@@ -4,7 +4,7 @@
 # keeps the user's own choice: libgomp itself reports what it read (OMP_DISPLAY_ENV; a
 # passive policy is a spin count of 0), and `tessera info` says whose choice it was. It also
 # passes the count of busy processes on, from which tessera-main takes the free cores as its
-# default thread count (core::threads_for_load).
+# default thread count (core::threads_for_load) once its own second sampling confirms them.
 # Usage: omp_wait.sh TESSERA
 tessera=$1
 failures=0
@@ -26,9 +26,9 @@ check busy_machine_info_says_why "omp_wait: \"OMP_WAIT_POLICY=passive (tessera: 
 check busy_machine_count_passed_on "running at start" "$out"
 env -u TESSERA_THREADS "$tessera" --threads 2 info >"$out" 2>&1
 check busy_machine_threads_option_kept "threads_from: \"--threads\"" "$out"
-kill $busy; busy=""
 
-# tessera-main's default from a given count: the free cores when some but not all are taken
+# tessera-main's default from a given count (the busy process still running, so that its own
+# second sampling confirms at least one): the free cores when some but not all are taken
 main="$(dirname "$tessera")/tessera-main"
 cores=$(nproc)
 env -u TESSERA_THREADS TESSERA_BUSY_AT_START=1 "$main" info >"$out" 2>&1
@@ -43,6 +43,7 @@ env -u TESSERA_THREADS TESSERA_BUSY_AT_START=$cores "$main" info >"$out" 2>&1
 check all_busy_keeps_every_core "threads: $cores" "$out"
 TESSERA_THREADS=2 TESSERA_BUSY_AT_START=1 "$main" info >"$out" 2>&1
 check the_users_thread_count_is_kept "threads_from: \"TESSERA_THREADS\"" "$out"
+kill $busy; busy=""
 
 # the user's choice is kept (busy or not)
 env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=777 OMP_DISPLAY_ENV=verbose "$tessera" info >"$out" 2>&1

@@ -17,9 +17,7 @@
 
 #include <string>
 
-/// Set by the `tessera` launcher (apps/launcher) to the number of other processes it saw
-/// running at start (the fewest of a few samples of /proc/loadavg), when there were any.
-#define TESSERA_BUSY_AT_START "TESSERA_BUSY_AT_START"
+#include "tessera/core/load_at_start.h"   // TESSERA_BUSY_AT_START
 
 namespace tessera::core {
 
@@ -54,7 +52,9 @@ ThreadConfig applied_threads();
 std::string describe(const ThreadConfig& config);
 
 /// Resolves and applies: `at::set_num_threads`, `omp_set_num_threads` and the BLAS's own
-/// thread count. `TESSERA_BLAS_THREADS` overrides the BLAS count (default: `threads`).
+/// thread count. `TESSERA_BLAS_THREADS` overrides the BLAS count (default: `threads`). A
+/// count from the load is confirmed first: the machine is sampled again (busy_elsewhere) and
+/// the fewer busy processes of the two samplings count.
 ThreadConfig setup_threads(int requested = 0);
 
 /// Sets the BLAS's thread count while in scope (e.g. 1 around a supernodal factorisation
