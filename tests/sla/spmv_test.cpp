@@ -156,33 +156,42 @@ TEST(FusedCg, MatchesTheReferenceSolutionWithEveryPreconditioner) {
   }
 }
 
+/// CG on `a` through its CSR operator: the operator, its SpMV plan and CG's parameters for
+/// right-hand sides of norm `b_norm` (tolerance 1e-10 relative, at most 1000 iterations).
+struct CgCase {
+  detail::LinearOperator op;
+  const detail::CsrOperator* csr = nullptr;
+  detail::KrylovParams params;
+  CgCase(const SparseTensor& a, double b_norm) : op(detail::csr_operator(a, 0, false)) {
+    csr = op.target<detail::CsrOperator>();
+    params.space = detail::KrylovSpace::local(a.rows());
+    params.tol = 1e-10 * b_norm;
+    params.maxiter = 1000;
+  }
+};
+
 TEST(FusedCg, SameIteratesAsTheGenericLoop) {
   // Poisson's constant diagonal (Jacobi runs as M = I) and one that varies (the fused Jacobi step)
   at::manual_seed(3);
   const at::Tensor dense = poisson2d(20).to_dense();
   for (const SparseTensor& a : {SparseTensor::from_dense(dense),
                                 SparseTensor::from_dense(dense + at::diag(at::rand({dense.size(0)}, at::kDouble)))}) {
-  at::Tensor b = at::randn({a.rows()}, at::kDouble), x0 = at::zeros_like(b);
-  auto op = detail::csr_operator(a, 0, false);
-  const auto* csr = op.target<detail::CsrOperator>();
-  ASSERT_NE(csr, nullptr);
-  detail::KrylovParams params;
-  params.space = detail::KrylovSpace::local(a.rows());
-  params.tol = 1e-10 * b.norm().item<double>();
-  params.maxiter = 1000;
-  const auto none = detail::KrylovPreconditioner::identity();
-  const auto jacobi = detail::KrylovPreconditioner::diagonal(a.diagonal().reciprocal());
-  const auto set_up = detail::KrylovPreconditioner::set_up(
-      [&](const at::Tensor& r) { return r * jacobi.inv_diag; });   // a non-diagonal-path M
-  for (const detail::KrylovPreconditioner* m : {&none, &jacobi, &set_up}) {
-    params.plan = nullptr;
-    auto generic = detail::run_cg(op, *m, b, x0, params);
-    params.plan = csr->plan.get();
-    auto fused = detail::run_cg(op, *m, b, x0, params);
-    EXPECT_EQ(fused.status, SolveStatus::Converged);
-    EXPECT_NEAR(static_cast<double>(fused.iterations), static_cast<double>(generic.iterations), 1.0);
-    EXPECT_LT((fused.x - generic.x).norm().item<double>(), 1e-8 * generic.x.norm().item<double>());
-  }
+    at::Tensor b = at::randn({a.rows()}, at::kDouble), x0 = at::zeros_like(b);
+    CgCase cg(a, b.norm().item<double>());
+    ASSERT_NE(cg.csr, nullptr);
+    const auto none = detail::KrylovPreconditioner::identity();
+    const auto jacobi = detail::KrylovPreconditioner::diagonal(a.diagonal().reciprocal());
+    const auto set_up = detail::KrylovPreconditioner::set_up(
+        [&](const at::Tensor& r) { return r * jacobi.inv_diag; });   // a non-diagonal-path M
+    for (const detail::KrylovPreconditioner* m : {&none, &jacobi, &set_up}) {
+      cg.params.plan = nullptr;
+      auto generic = detail::run_cg(cg.op, *m, b, x0, cg.params);
+      cg.params.plan = cg.csr->plan.get();
+      auto fused = detail::run_cg(cg.op, *m, b, x0, cg.params);
+      EXPECT_EQ(fused.status, SolveStatus::Converged);
+      EXPECT_NEAR(static_cast<double>(fused.iterations), static_cast<double>(generic.iterations), 1.0);
+      EXPECT_LT((fused.x - generic.x).norm().item<double>(), 1e-8 * generic.x.norm().item<double>());
+    }
   }
 }
 
@@ -191,19 +200,14 @@ TEST(FusedCg, ConstantJacobiDiagonalRunsAsTheUnpreconditionedLoop) {
   auto a = SparseTensor::from_dense(poisson2d(20).to_dense() * 3.0);
   at::manual_seed(4);
   at::Tensor b = at::randn({a.rows()}, at::kDouble), x0 = at::zeros_like(b);
-  auto op = detail::csr_operator(a, 0, false);
-  const auto* csr = op.target<detail::CsrOperator>();
-  ASSERT_NE(csr, nullptr);
-  detail::KrylovParams params;
-  params.space = detail::KrylovSpace::local(a.rows());
-  params.tol = 1e-10 * b.norm().item<double>();
-  params.maxiter = 1000;
-  params.plan = csr->plan.get();
+  CgCase cg(a, b.norm().item<double>());
+  ASSERT_NE(cg.csr, nullptr);
+  cg.params.plan = cg.csr->plan.get();
   const auto none = detail::KrylovPreconditioner::identity();
   const auto jacobi = detail::KrylovPreconditioner::diagonal(a.diagonal().reciprocal());
   ASSERT_TRUE(at::equal(jacobi.inv_diag, at::full_like(jacobi.inv_diag, 1.0 / 12.0)));
-  auto plain = detail::run_cg(op, none, b, x0, params);
-  auto scaled = detail::run_cg(op, jacobi, b, x0, params);
+  auto plain = detail::run_cg(cg.op, none, b, x0, cg.params);
+  auto scaled = detail::run_cg(cg.op, jacobi, b, x0, cg.params);
   EXPECT_EQ(scaled.status, SolveStatus::Converged);
   EXPECT_EQ(scaled.iterations, plain.iterations);
   EXPECT_TRUE(at::equal(scaled.x, plain.x));
