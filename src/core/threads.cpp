@@ -89,16 +89,21 @@ ThreadConfig resolve_threads(int requested) {
   return config;
 }
 
+ThreadConfig confirm_load(ThreadConfig config, int busy_now) {
+  if (config.source != ThreadSource::Load) return config;
+  config.busy_at_start = std::min(config.busy_at_start, std::max(0, busy_now));
+  config.threads = threads_for_load(config.cores, config.busy_at_start);
+  config.source = config.threads < config.cores ? ThreadSource::Load : ThreadSource::Hardware;
+  config.blas_threads = blas_count(config.threads);
+  return config;
+}
+
 ThreadConfig setup_threads(int requested) {
   ThreadConfig config = resolve_threads(requested);
-  if (config.source == ThreadSource::Load) {
-    // the launcher sampled before LibTorch loaded (~0.5 s ago): a process that started beside
-    // this one then (a pipeline's other end) has settled by now, a busy one has not
-    config.busy_at_start = std::min(config.busy_at_start, busy_elsewhere());
-    config.threads = threads_for_load(config.cores, config.busy_at_start);
-    config.source = config.threads < config.cores ? ThreadSource::Load : ThreadSource::Hardware;
-    config.blas_threads = blas_count(config.threads);
-  }
+  // the launcher sampled before LibTorch loaded (~0.5 s ago; a served command's only ms ago):
+  // a process that started beside this one then (a pipeline's other end) has settled by now,
+  // a busy one has not
+  if (config.source == ThreadSource::Load) config = confirm_load(config, busy_elsewhere());
   // The BLAS first: OpenBLAS built with OpenMP sets OpenMP's count as well, which the next
   // two lines then set to the intra-op count.
   set_blas_threads(config.blas_threads);

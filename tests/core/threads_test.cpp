@@ -95,6 +95,24 @@ TEST(Threads, LoadAtStartIsTheDefaultAfterEnvironmentAndMpi) {
   EXPECT_EQ(describe(resolve_threads(0)), "every core (" + std::to_string(c.cores) + (c.cores == 1 ? " core)" : " cores)"));
 }
 
+TEST(Threads, ASecondSamplingOnlyLowersTheBusyCount) {
+  ThreadConfig load;
+  load.cores = 4, load.busy_at_start = 2, load.threads = 2, load.source = ThreadSource::Load;
+  ThreadConfig settled = confirm_load(load, 0);   // the one counted at start has settled
+  EXPECT_EQ(settled.threads, 4);
+  EXPECT_EQ(settled.source, ThreadSource::Hardware);
+  EXPECT_EQ(settled.busy_at_start, 0);
+  ThreadConfig one = confirm_load(load, 1);
+  EXPECT_EQ(one.threads, 3);
+  EXPECT_EQ(one.source, ThreadSource::Load);
+  ThreadConfig more = confirm_load(load, 3);       // more now than at start: the start's count
+  EXPECT_EQ(more.threads, 2);
+  EXPECT_EQ(more.busy_at_start, 2);
+  ThreadConfig asked = load;
+  asked.source = ThreadSource::Explicit;
+  EXPECT_EQ(confirm_load(asked, 0).threads, 2);    // a count not from the load is kept
+}
+
 TEST(Threads, BadEnvironmentValueIsAClearError) {
   ScopedEnv env("TESSERA_THREADS", "many");
   EXPECT_THROW(resolve_threads(0), InvalidInput);

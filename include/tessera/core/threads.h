@@ -44,6 +44,11 @@ ThreadConfig resolve_threads(int requested);
 /// threads get more of the machine's time (bench/RESULTS.md, "Threads on a busy machine").
 int threads_for_load(int cores, int busy);
 
+/// A count from the load (source Load) after a second sampling that found `busy_now` other
+/// processes running: the fewer of the two counts, the thread count and source redone; any
+/// other config as it is. setup_threads applies it with busy_elsewhere().
+ThreadConfig confirm_load(ThreadConfig config, int busy_now);
+
 /// What the last setup_threads applied (the default config before any call).
 ThreadConfig applied_threads();
 
@@ -53,8 +58,7 @@ std::string describe(const ThreadConfig& config);
 
 /// Resolves and applies: `at::set_num_threads`, `omp_set_num_threads` and the BLAS's own
 /// thread count. `TESSERA_BLAS_THREADS` overrides the BLAS count (default: `threads`). A
-/// count from the load is confirmed first: the machine is sampled again (busy_elsewhere) and
-/// the fewer busy processes of the two samplings count.
+/// count from the load is confirmed first (confirm_load with a second busy_elsewhere()).
 ThreadConfig setup_threads(int requested = 0);
 
 /// Sets the BLAS's thread count while in scope (e.g. 1 around a supernodal factorisation
