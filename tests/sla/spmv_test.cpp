@@ -7,6 +7,7 @@
 #include "sla/backends/native/krylov.h"
 #include "sla/kernels/csr_kernels.h"
 #include "sla/kernels/spmv.h"
+#include "sla/kernels/stencil_rows.h"
 #include "tessera/core/error.h"
 #include "tessera/sla/generators.h"
 #include "tessera/sla/solve.h"
@@ -90,6 +91,43 @@ TEST(Spmv, StencilFormIsDetectedAndBitwiseEqualToCsr) {
     EXPECT_TRUE(at::equal(ys, yc));
     EXPECT_TRUE(at::allclose(yc, reference(a.row_ptr(), a.col_idx(), a.values(), x, a.rows()), 1e-14, 1e-14));
     EXPECT_NEAR(d, at::dot(x, yc).item<double>(), 1e-12 * std::abs(d));
+  }
+}
+
+/// Rows [r0, r1) of a stencil product by `stencil_rows` (AVX2 where the processor has it) and
+/// by the row-by-row loop must agree bit for bit, y and <x, y>.
+template <int ND>
+void expect_stencil_rows_agree(const detail::StencilForm& s, const at::Tensor& x, int64_t r0, int64_t r1) {
+  const detail::StencilTaps<ND, double> taps(s);
+  at::Tensor yv = at::full_like(x, 7.0), ys = at::full_like(x, 7.0);
+  const double dv = detail::stencil_rows<ND, true>(taps, x.data_ptr<double>(), yv.data_ptr<double>(), r0, r1);
+  const double ds = detail::stencil_rows_scalar<ND, true>(taps, x.data_ptr<double>(), ys.data_ptr<double>(), r0, r1);
+  EXPECT_TRUE(at::equal(yv, ys)) << "rows " << r0 << ".." << r1;
+  EXPECT_EQ(dv, ds) << "rows " << r0 << ".." << r1;
+}
+
+TEST(Spmv, StencilRowsInVectorsAreTheRowByRowProductBitForBit) {
+  // 2D (5 diagonals) and 3D (7) Poisson and a 3-diagonal form (any count): inner groups of four
+  // rows, groups with a boundary row, ranges starting off the four-row grid, tails of 0-3 rows
+  at::manual_seed(11);
+  at::Tensor dense = at::zeros({23, 23}, at::kDouble);
+  for (int i = 0; i < 23; ++i) {
+    dense[i][i] = 2.5;
+    if (i >= 3) dense[i][i - 3] = -0.75;
+    if (i + 1 < 23 && i % 5 != 4) dense[i][i + 1] = 1.25;
+  }
+  const auto tri = SparseTensor::from_dense(dense);
+  for (const auto& a : {poisson2d(13), poisson3d(6), tri}) {
+    const auto s = detail::detect_stencil(a.row_ptr(), a.col_idx(), a.values(), a.rows());
+    ASSERT_TRUE(s.found());
+    const at::Tensor x = at::randn({a.rows()}, at::kDouble);
+    for (int64_t r0 : {int64_t{0}, int64_t{1}, int64_t{6}}) {
+      for (int64_t r1 : {a.rows(), a.rows() - 1, a.rows() - 2, a.rows() - 3, r0 + 3}) {
+        if (s.offsets.size() == 5) expect_stencil_rows_agree<5>(s, x, r0, r1);
+        if (s.offsets.size() == 7) expect_stencil_rows_agree<7>(s, x, r0, r1);
+        expect_stencil_rows_agree<0>(s, x, r0, r1);
+      }
+    }
   }
 }
 

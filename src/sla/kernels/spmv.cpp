@@ -12,6 +12,7 @@
 
 #include "sla/kernels/lane_sums.h"
 #include "sla/kernels/row_blocks.h"
+#include "sla/kernels/stencil_rows.h"
 #include "tessera/core/error.h"
 
 namespace tessera::sla::detail {
@@ -20,7 +21,7 @@ namespace {
 /// Below this many multiply-adds a product runs on one thread: waking the team costs more.
 constexpr int64_t kParallelWork = 1 << 16;
 constexpr int kMaxThreads = kMaxBlockThreads;
-constexpr int kMaxDiagonals = 8;
+constexpr int kMaxDiagonals = kMaxStencilDiagonals;
 
 /// Rows [r0, r1) of y = A x in CSR; returns sum_i x_i y_i when kDot.
 template <bool kDot, typename index_t, typename value_t, typename vec_t>
@@ -38,39 +39,18 @@ double csr_rows(const index_t* rp, const index_t* ci, const value_t* v, const ve
   return dot;
 }
 
-/// Rows [r0, r1) of y = A x in stencil form with ND diagonals (ND = 0: any number).
 template <int ND, bool kDot, typename vec_t>
-double stencil_rows(const StencilForm& s, const vec_t* x, vec_t* y, int64_t r0, int64_t r1) {
-  const int nd = ND > 0 ? ND : static_cast<int>(s.offsets.size());
-  vec_t c[kMaxDiagonals];
-  int64_t off[kMaxDiagonals];
-  for (int d = 0; d < nd; ++d) {
-    c[d] = static_cast<vec_t>(s.coeffs[d]);
-    off[d] = s.offsets[d];
-  }
-  const uint8_t* mask = s.mask.data_ptr<uint8_t>();
-  const unsigned full = (1u << nd) - 1u;
-  return lane_sums<1>(r0, r1, [&](int64_t i) {
-    const unsigned m = mask[i];
-    vec_t acc = 0;
-    if (m == full) {
-      for (int d = 0; d < nd; ++d) acc += c[d] * x[i + off[d]];        // y_i = sum_d c_d x_{i + o_d}
-    } else {
-      for (int d = 0; d < nd; ++d) {
-        if (m >> d & 1u) acc += c[d] * x[i + off[d]];                  // only the diagonals row i stores
-      }
-    }
-    y[i] = acc;
-    return std::array<double, 1>{kDot ? static_cast<double>(acc) * x[i] : 0.0};   // <x, y>
-  })[0];
+double stencil_blocks(const StencilForm& s, const std::vector<int64_t>& blocks, const vec_t* x, vec_t* y) {
+  const StencilTaps<ND, vec_t> taps(s);
+  return reduce_blocks<double>(blocks, [&](int64_t a, int64_t b) { return stencil_rows<ND, kDot>(taps, x, y, a, b); });
 }
 
 template <bool kDot, typename vec_t>
 double stencil_product(const StencilForm& s, const std::vector<int64_t>& blocks, const vec_t* x, vec_t* y) {
   switch (s.offsets.size()) {
-    case 5: return reduce_blocks<double>(blocks, [&](int64_t a, int64_t b) { return stencil_rows<5, kDot>(s, x, y, a, b); });
-    case 7: return reduce_blocks<double>(blocks, [&](int64_t a, int64_t b) { return stencil_rows<7, kDot>(s, x, y, a, b); });
-    default: return reduce_blocks<double>(blocks, [&](int64_t a, int64_t b) { return stencil_rows<0, kDot>(s, x, y, a, b); });
+    case 5: return stencil_blocks<5, kDot>(s, blocks, x, y);
+    case 7: return stencil_blocks<7, kDot>(s, blocks, x, y);
+    default: return stencil_blocks<0, kDot>(s, blocks, x, y);
   }
 }
 
