@@ -11,6 +11,7 @@
 #include "bindings.h"
 #include "tessera/core/error.h"
 #include "tessera/core/memory_ledger.h"
+#include "tessera/core/threads.h"
 #include "tessera/core/version.h"
 
 namespace tessera::python {
@@ -83,6 +84,21 @@ void register_errors(py::module_& m) {
   });
 }
 
+/// _C.set_threads(threads): the command line's rule (threads > 0; else TESSERA_THREADS, one
+/// per rank under MPI, the cores the load leaves free now, every core), applied to ATen,
+/// OpenMP and the BLAS; the config as a dict.
+pybind11::dict set_threads(int threads) {
+  const core::ThreadConfig c = core::apply_threads(core::resolve_threads(threads, threads > 0 ? 0 : core::busy_elsewhere()));
+  pybind11::dict d;
+  d["threads"] = c.threads;
+  d["blas_threads"] = c.blas_threads;
+  d["source"] = core::to_string(c.source);
+  d["threads_from"] = core::describe(c);
+  d["cores"] = c.cores;
+  d["busy"] = c.busy_at_start;
+  return d;
+}
+
 }  // namespace
 }  // namespace tessera::python
 
@@ -92,6 +108,8 @@ PYBIND11_MODULE(_C, m) {
   tp::register_errors(m);
   m.attr("__version__") = tessera::core::version();
   m.attr("__torch_version__") = tessera::core::torch_version();
+  m.def("set_threads", &tp::set_threads, pybind11::arg("threads") = 0,
+        "Sets the thread count of ATen, OpenMP and the BLAS by the command line's rule; returns the config.");
   pybind11::module_ sla = m.def_submodule("sla", "Differentiable sparse linear algebra (C++ bindings).");
   tp::bind_sla(sla);
   tp::bind_dist(sla);

@@ -74,9 +74,24 @@ from . import lirpa
 
 __version__ = _C.__version__
 
+
+def set_threads(threads=None):
+    """Sets the threads of torch's intra-op pool, OpenMP and the BLAS, as the ``tessera``
+    command does at start: ``threads`` when given; else ``TESSERA_THREADS``, one per rank
+    under MPI, the cores that other running processes leave free now (one of two when one
+    process keeps a core busy: two threads sharing a core with it run slower than one), or
+    every core. ``import tessera`` does not call it (the thread count stays torch's until
+    you do). Returns the config: ``threads``, ``blas_threads``, ``source`` ("explicit",
+    "TESSERA_THREADS", "mpi-default", "load", "hardware"), ``threads_from`` (in words, as
+    ``tessera info`` says it), ``cores`` and ``busy`` (other processes running)."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise InvalidInput(f"set_threads: threads must be a positive int or None, got {threads!r}")
+    return _C.set_threads(0 if threads is None else threads)
+
 __all__ = [
     "sla",
     "lirpa",
+    "set_threads",
     "TesseraError",
     "InvalidInput",
     "DimensionMismatch",

@@ -68,10 +68,15 @@ bool launched_under_mpi() {
 }
 
 ThreadConfig resolve_threads(int requested) {
+  return resolve_threads(requested, env_count(TESSERA_BUSY_AT_START, 0, "a count of processes"));
+}
+
+ThreadConfig resolve_threads(int requested, int busy) {
   TESSERA_CHECK(requested >= 0, InvalidInput, "thread count must be >= 0, got ", requested);
+  TESSERA_CHECK(busy >= 0, InvalidInput, "a count of busy processes must be >= 0, got ", busy);
   ThreadConfig config;
   config.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  config.busy_at_start = env_count(TESSERA_BUSY_AT_START, 0, "a count of processes");
+  config.busy_at_start = busy;
   if (requested > 0) {
     config.threads = requested;
     config.source = ThreadSource::Explicit;
@@ -104,6 +109,10 @@ ThreadConfig setup_threads(int requested) {
   // a process that started beside this one then (a pipeline's other end) has settled by now,
   // a busy one has not
   if (config.source == ThreadSource::Load) config = confirm_load(config, busy_elsewhere());
+  return apply_threads(config);
+}
+
+ThreadConfig apply_threads(const ThreadConfig& config) {
   // The BLAS first: OpenBLAS built with OpenMP sets OpenMP's count as well, which the next
   // two lines then set to the intra-op count.
   set_blas_threads(config.blas_threads);

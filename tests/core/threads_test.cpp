@@ -113,6 +113,25 @@ TEST(Threads, ASecondSamplingOnlyLowersTheBusyCount) {
   EXPECT_EQ(confirm_load(asked, 0).threads, 2);    // a count not from the load is kept
 }
 
+TEST(Threads, ACallersOwnSamplingStandsInForTheLaunchersCount) {
+  ScopedEnv env("TESSERA_THREADS", nullptr);
+  ScopedEnv mpi("OMPI_COMM_WORLD_SIZE", nullptr);
+  ScopedEnv launcher(TESSERA_BUSY_AT_START, "0");
+  if (launched_under_mpi()) GTEST_SKIP() << "started under an MPI launcher";
+  const ThreadConfig c = resolve_threads(0, 1);   // Python's set_threads: busy_elsewhere() now
+  EXPECT_EQ(c.busy_at_start, 1);
+  EXPECT_EQ(c.threads, threads_for_load(c.cores, 1));
+  EXPECT_EQ(resolve_threads(0, 0).threads, c.cores);
+  EXPECT_EQ(resolve_threads(3, 1).threads, 3);
+  EXPECT_THROW(resolve_threads(0, -1), InvalidInput);
+  ScopedEnv blas("TESSERA_BLAS_THREADS", nullptr);
+  const ThreadConfig applied = apply_threads(resolve_threads(1, 0));
+  EXPECT_EQ(at::get_num_threads(), 1);
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  EXPECT_EQ(applied_threads().threads, 1);
+  EXPECT_EQ(applied.source, ThreadSource::Explicit);
+}
+
 TEST(Threads, BadEnvironmentValueIsAClearError) {
   ScopedEnv env("TESSERA_THREADS", "many");
   EXPECT_THROW(resolve_threads(0), InvalidInput);

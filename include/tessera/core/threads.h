@@ -37,6 +37,10 @@ struct ThreadConfig {
 /// threads_for_load(hardware threads, `TESSERA_BUSY_AT_START`).
 ThreadConfig resolve_threads(int requested);
 
+/// The same with `busy` other processes running (a sampling of the caller's, e.g.
+/// busy_elsewhere() now) in place of `TESSERA_BUSY_AT_START`.
+ThreadConfig resolve_threads(int requested, int busy);
+
 /// Threads for `cores` cores when `busy` other processes were running at start: the free
 /// cores (`cores - busy`) when some but not all are taken; every core otherwise. With one
 /// busy process on 2 cores, one thread beats two, which share a core with it (CG 1M DOF,
@@ -60,6 +64,11 @@ std::string describe(const ThreadConfig& config);
 /// thread count. `TESSERA_BLAS_THREADS` overrides the BLAS count (default: `threads`). A
 /// count from the load is confirmed first (confirm_load with a second busy_elsewhere()).
 ThreadConfig setup_threads(int requested = 0);
+
+/// Applies a resolved config as setup_threads does (the BLAS, ATen's pool, OpenMP) and
+/// records it for applied_threads(); returns it. Python's `tessera.set_threads` applies
+/// resolve_threads(requested, busy_elsewhere()) with it.
+ThreadConfig apply_threads(const ThreadConfig& config);
 
 /// Sets the BLAS's thread count while in scope (e.g. 1 around a supernodal factorisation
 /// whose BLAS calls would otherwise fight our own threads), restoring it afterwards.
