@@ -103,12 +103,14 @@ ThreadConfig confirm_load(ThreadConfig config, int busy_now) {
   return config;
 }
 
-ThreadConfig setup_threads(int requested) {
+ThreadConfig setup_threads(int requested) { return setup_threads(requested, busy_elsewhere); }
+
+ThreadConfig setup_threads(int requested, int (*busy_now)()) {
   ThreadConfig config = resolve_threads(requested);
   // the launcher sampled before LibTorch loaded (~0.5 s ago; a served command's only ms ago):
   // a process that started beside this one then (a pipeline's other end) has settled by now,
   // a busy one has not
-  if (config.source == ThreadSource::Load) config = confirm_load(config, busy_elsewhere());
+  if (config.source == ThreadSource::Load) config = confirm_load(config, busy_now());
   return apply_threads(config);
 }
 

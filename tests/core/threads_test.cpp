@@ -132,6 +132,25 @@ TEST(Threads, ACallersOwnSamplingStandsInForTheLaunchersCount) {
   EXPECT_EQ(applied.source, ThreadSource::Explicit);
 }
 
+TEST(Threads, SetupConfirmsTheLaunchersCountBySamplingAgain) {
+  ScopedEnv env("TESSERA_THREADS", nullptr);
+  ScopedEnv mpi("OMPI_COMM_WORLD_SIZE", nullptr);
+  ScopedEnv blas("TESSERA_BLAS_THREADS", nullptr);
+  ScopedEnv launcher(TESSERA_BUSY_AT_START, "1");   // counted at start: a pipeline's other end
+  if (launched_under_mpi()) GTEST_SKIP() << "started under an MPI launcher";
+  const int cores = resolve_threads(0).cores;
+  if (cores < 2) GTEST_SKIP() << "one core: the load never lowers the count";
+  const ThreadConfig settled = setup_threads(0, [] { return 0; });   // gone by the second sampling
+  EXPECT_EQ(settled.threads, cores);
+  EXPECT_EQ(settled.source, ThreadSource::Hardware);
+  EXPECT_EQ(at::get_num_threads(), cores);
+  const ThreadConfig still = setup_threads(0, [] { return 1; });     // still busy
+  EXPECT_EQ(still.threads, cores - 1);
+  EXPECT_EQ(still.source, ThreadSource::Load);
+  EXPECT_EQ(at::get_num_threads(), cores - 1);
+  setup_threads(0, [] { return 0; });
+}
+
 TEST(Threads, BadEnvironmentValueIsAClearError) {
   ScopedEnv env("TESSERA_THREADS", "many");
   EXPECT_THROW(resolve_threads(0), InvalidInput);

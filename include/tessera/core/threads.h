@@ -65,6 +65,10 @@ std::string describe(const ThreadConfig& config);
 /// count from the load is confirmed first (confirm_load with a second busy_elsewhere()).
 ThreadConfig setup_threads(int requested = 0);
 
+/// The same with the second sampling done by `busy_now` (busy_elsewhere in setup_threads;
+/// a fixed count in the tests).
+ThreadConfig setup_threads(int requested, int (*busy_now)());
+
 /// Applies a resolved config as setup_threads does (the BLAS, ATen's pool, OpenMP) and
 /// records it for applied_threads(); returns it. Python's `tessera.set_threads` applies
 /// resolve_threads(requested, busy_elsewhere()) with it.
