@@ -3,6 +3,8 @@
 
 import os
 import pathlib
+import subprocess
+import time
 
 import pytest
 import torch
@@ -23,3 +25,13 @@ def shared_data():
 @pytest.fixture
 def build_dir():
     return BUILD_DIR
+
+
+@pytest.fixture
+def busy_process():
+    """One other process keeping a core busy for the test's duration."""
+    p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    time.sleep(0.5)
+    yield
+    p.kill()
+    p.wait()

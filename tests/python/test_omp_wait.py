@@ -5,7 +5,6 @@ loaded, is left alone."""
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -14,15 +13,6 @@ def run(code, **env):
     clean = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     clean.update(env)
     return subprocess.run([sys.executable, "-c", code], env=clean, capture_output=True, text=True, check=True)
-
-
-@pytest.fixture
-def busy_process():
-    p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
-    time.sleep(0.5)
-    yield
-    p.kill()
-    p.wait()
 
 
 def test_beside_a_busy_process_libgomp_starts_passive(busy_process):

@@ -1,23 +1,11 @@
 """`tessera.set_threads()`: the command line's thread rule from Python (the given count,
 TESSERA_THREADS, or the cores the load leaves free now), applied to torch's pool."""
 
-import os
-import subprocess
-import time
 
 import pytest
 import torch
 
 import tessera
-
-
-@pytest.fixture
-def busy_process():
-    p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
-    time.sleep(0.5)
-    yield
-    p.kill()
-    p.wait()
 
 
 @pytest.fixture(autouse=True)
