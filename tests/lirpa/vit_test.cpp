@@ -1,7 +1,7 @@
 // The VNN-COMP 2023 ViT (pgd_2_3_16: patch Conv, class token, two softmax attention
 // blocks, BatchNorm, ReLU MLPs) loads, and its IBP and CROWN bounds of the specification
 // rows contain the outputs of sampled points of the property's box. CROWN's lower bounds of
-// the specification rows keep the tightness reached (bench/RESULTS.md, ViT): with
+// the specification rows keep the tightness reached (bench/RESULTS-vit.md): with
 // intersect_ibp, at least auto_LiRPA's CROWN reference on every row of the properties where
 // that holds, and per property a floor under the sum of the rows (plain CROWN too on 1159).
 // Skipped when the shared data folder is absent.
