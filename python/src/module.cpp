@@ -88,7 +88,7 @@ void register_errors(py::module_& m) {
 /// per rank under MPI, the cores the load leaves free now, every core), applied to ATen,
 /// OpenMP and the BLAS; the config as a dict.
 pybind11::dict set_threads(int threads) {
-  const core::ThreadConfig c = core::apply_threads(core::resolve_threads(threads, threads > 0 ? 0 : core::busy_elsewhere()));
+  const core::ThreadConfig c = core::apply_threads(core::resolve_threads(threads, core::busy_elsewhere()));
   pybind11::dict d;
   d["threads"] = c.threads;
   d["blas_threads"] = c.blas_threads;
