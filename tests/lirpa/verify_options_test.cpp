@@ -29,7 +29,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
       "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  inherit_max_bytes: 4096\n  enabled: true\n"
       "  input_portfolio_after: -1\n  input_alpha_band: 0.5\n  input_alpha_iterations: 7\n"
-      "  input_relu_share: 0.25\n  input_relu_beta_iterations: 9\n");
+      "  input_relu_share: 0.25\n  input_relu_beta_iterations: 9\n  disjuncts_together: false\n");
   EXPECT_EQ(o.timeout, 12.5);
   EXPECT_EQ(o.margin, 0.001);
   EXPECT_FALSE(o.attack.enabled);
@@ -55,6 +55,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.input_alpha_iterations, 7);
   EXPECT_EQ(o.bab.input_relu_share, 0.25);
   EXPECT_EQ(o.bab.input_relu_beta_iterations, 9);
+  EXPECT_FALSE(o.bab.disjuncts_together);
 }
 
 TEST(VerifyOptions, ReadsInputSplittingTuning) {

@@ -125,6 +125,10 @@ struct BabOptions {
   /// times every ReLU neuron, float32) the pool may keep for their children to start from;
   /// beyond, children start from CROWN's slopes and zero multipliers.
   int64_t inherit_max_bytes = int64_t{1} << 30;
+  /// ReLU splitting: a case's open disjuncts in one search (each domain carries every
+  /// disjunct's rows and is verified once each has a positive row), not one search after
+  /// another; the splits and intermediate bounds are then shared.
+  bool disjuncts_together = true;
 };
 
 struct VerifyOptions {

@@ -1,6 +1,7 @@
 #pragma once
 // Branch and bound on one output conjunction over one input box: prove that no input of the
-// box satisfies every row c_k y <= rhs_k, i.e. max_k (c_k y - rhs_k) > 0 everywhere.
+// box satisfies every row c_k y <= rhs_k, i.e. max_k (c_k y - rhs_k) > 0 everywhere. ReLU
+// splitting also takes several conjunctions (disjuncts) at once: min_g max_{k in g} > 0.
 
 #include <ATen/core/Tensor.h>
 
@@ -24,6 +25,10 @@ using Clock = std::chrono::steady_clock;
 struct BabProblem {
   at::Tensor xl, xu;  ///< [n_in] float64
   at::Tensor c, rhs;  ///< [K, n_out], [K] float64
+  /// [K] long: the disjunct (0, 1, ...) of each row, the rows of one disjunct a conjunction;
+  /// the problem is proven where every disjunct has a row with a positive lower bound.
+  /// Undefined: all rows are one conjunction. Graph ReLU splitting only.
+  at::Tensor group;
 };
 
 enum class BabStatus { Proven, Falsified, Timeout, Exhausted };
@@ -95,8 +100,12 @@ struct BoxHandOff {
 BoxHandOff relu_split_boxes(BabContext& ctx, const BabProblem& problem, const at::Tensor& xl, const at::Tensor& xu,
                             const LayerBounds& layers, int64_t max_visited);
 
-/// Row-wise: for each domain, the index of the row with the largest lower bound and that bound.
-std::pair<at::Tensor, at::Tensor> best_rows(const at::Tensor& lb);
+/// For each domain (lb: [B, K] lower bounds of c_k y - rhs_k), the row that decides it and the
+/// domain's bound: the row with the largest bound (one conjunction, `group` undefined), or
+/// with several disjuncts (`group` [K]: BabProblem::group) the best row of the worst
+/// disjunct, min_g max_{k in g} lb_k. With y's values instead of bounds, the bound is how far
+/// the point is from satisfying some disjunct (<= 0: it does).
+std::pair<at::Tensor, at::Tensor> best_rows(const at::Tensor& lb, const at::Tensor& group = {});
 
 /// Smear heuristic: the input dimension with the largest |a_i| (u_i - l_i) for each domain's
 /// best row (a: [B, K, n], rows: [B]) -> [B] long.

@@ -2,13 +2,23 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "lirpa/bab/bab.h"
 
 namespace tessera::lirpa::detail {
 
-std::pair<at::Tensor, at::Tensor> best_rows(const at::Tensor& lb) {
-  auto [v, i] = lb.max(1);
-  return {i, v};
+std::pair<at::Tensor, at::Tensor> best_rows(const at::Tensor& lb, const at::Tensor& group) {
+  if (!group.defined()) {
+    auto [v, i] = lb.max(1);
+    return {i, v};
+  }
+  const int64_t groups = group.max().item<int64_t>() + 1;
+  at::Tensor member = group.view({1, -1}) == at::arange(groups, group.options()).view({-1, 1});   // [G, K]
+  at::Tensor off = at::full({}, -std::numeric_limits<double>::infinity(), lb.options());
+  auto [best, row] = at::where(member.unsqueeze(0), lb.unsqueeze(1), off).max(2);   // [B, G]: max_{k in g} lb_k
+  auto [worst, g] = best.min(1);                                                   // min_g
+  return {row.gather(1, g.unsqueeze(1)).squeeze(1), worst};
 }
 
 namespace {

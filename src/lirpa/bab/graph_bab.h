@@ -75,6 +75,9 @@ struct GraphDomains {
   /// domain, the ReLU slopes on a domain without `start`; CROWN's where null or the shape
   /// differs.
   std::shared_ptr<const std::map<int, at::Tensor>> alpha_start;
+  /// [K] long: the disjunct of each of the problem's rows (BabProblem::group), or undefined
+  /// (one conjunction): which domains are verified (best_rows) and leave beta's optimisation.
+  at::Tensor row_group;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
   /// The input boxes of the domains `sel` ([D] long): lower and upper, [D, n_in] each.
   std::pair<at::Tensor, at::Tensor> boxes(const at::Tensor& sel) const;

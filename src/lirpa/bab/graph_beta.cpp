@@ -23,13 +23,13 @@ std::vector<int64_t> lead_shape(const Graph& graph, int id, int64_t n) {
 // rows per domain, domain-major): the best lower bounds [D, K] of c y - rhs over the
 // multipliers and the final rows' slopes (alpha, one set per row, from `start` or CROWN's),
 // at least `lb`. Each domain's multipliers and slopes are its own rows; a domain leaves the
-// optimisation once verified (some row positive), and all of them when `stop` says so (the
+// optimisation once verified (some row positive in each disjunct), and all of them when `stop` says so (the
 // best bounds so far are sound: every slope in [0, 1] and every beta >= 0 is).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
                          const RowParams& start, RowParams* end_params, LastPass* last,
-                         const std::map<int, at::Tensor>* alpha_start) {
+                         const std::map<int, at::Tensor>* alpha_start, const at::Tensor& row_group) {
   at::AutoGradMode grad(true);
   const int64_t domains = lb.size(0), k = lb.size(1), total = rows->rows();
   at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
@@ -139,8 +139,8 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       for (size_t i = 0; i < with.size(); ++i) end_beta[i].index_copy_(0, global, beta[i]);
       for (auto& [key, t] : alpha) end_alpha[key].index_copy_(0, global, t);
     }
-    at::Tensor open = at::nonzero(now.amax(1) <= 0).reshape({-1});  // positions in `alive`
-    // some row positive in every domain (of every rank): all verified
+    at::Tensor open = at::nonzero(best_rows(now, row_group).second <= 0).reshape({-1});  // positions in `alive`
+    // every domain (of every rank) verified: a positive row in each of its disjuncts
     if (shard ? !on_any_rank(*shard, open.numel() > 0) : open.numel() == 0) break;
     auto grads = torch::autograd::grad({-cur.sum()}, params, {}, false, false, true);
     for (size_t i = 0; i < with.size(); ++i)

@@ -42,11 +42,14 @@ struct LastPass {
 /// agrees, else from CROWN's; `alpha_start` also starts the ReLU slopes when `start` is empty.
 /// With `last`, the rows' coefficients of the last pass are kept there (the pass of
 /// `end_params` for every domain still open at the end: a domain leaves only once verified).
+/// `row_group` (GraphDomains::row_group): the rows' disjuncts, which say when a domain is
+/// verified (every disjunct has a positive row; undefined: some row positive).
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
                          const RowParams& start = {}, RowParams* end_params = nullptr, LastPass* last = nullptr,
-                         const std::map<int, at::Tensor>* alpha_start = nullptr);
+                         const std::map<int, at::Tensor>* alpha_start = nullptr,
+                         const at::Tensor& row_group = {});
 
 /// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
 /// `params` (where optimise_beta took no step: per ReLU node [D, K, n_j], undefined slopes for nodes

@@ -149,7 +149,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     out.lb = at::max(out.lb, lb);  // both sound: the better one
   }
   // split multipliers for the domains that are still open (and feasible)
-  at::Tensor open = at::nonzero((out.lb.amax(1) <= 0).logical_and(out.infeasible.logical_not())).reshape({-1});
+  at::Tensor open = at::nonzero((best_rows(out.lb, d.row_group).second <= 0).logical_and(out.infeasible.logical_not())).reshape({-1});
   // with a shard, every rank optimises when some rank has open domains (the same steps):
   // one with none steps a stand-in, domain 0, and keeps nothing of it
   bool any_open = open.numel() > 0;
@@ -175,7 +175,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     last.rows[0] = nullptr;
     for (const GraphRelu& r : relus) last.rows[r.node] = nullptr;
     at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
-                                  stop, shard.get(), start, &end, &last, d.alpha_start.get());
+                                  stop, shard.get(), start, &end, &last, d.alpha_start.get(), d.row_group);
     if (!last.taken) {  // no step ran: one pass at `end` (a stand-in too: every rank in step)
       last.lb = record_at(graph, sub, env, relus, split, open_rows, end, last.rows).reshape({-1, k}) - rhs;
       last.domains = at::arange(open.numel(), at::kLong);

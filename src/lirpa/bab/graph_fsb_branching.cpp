@@ -30,6 +30,7 @@ std::pair<at::Tensor, at::Tensor> graph_fsb_choice(const Graph& graph, const std
   kids.xu = d.xu;
   kids.root_limits = d.root_limits;
   kids.alpha_start = d.alpha_start;
+  kids.row_group = d.row_group;
   if (d.root.defined()) kids.root = d.root.repeat({2 * k});
   std::vector<std::vector<at::Tensor>> kid_split(relus.size());
   for (int64_t j = 0; j < k; ++j) {
@@ -45,7 +46,7 @@ std::pair<at::Tensor, at::Tensor> graph_fsb_choice(const Graph& graph, const std
   }
   kids.reuse_upto = at::full({2 * k * bsz}, static_cast<int64_t>(relus.size()) - 1, at::kLong);  // every layer kept
   GraphBounded kb = bound_graph_domains(graph, relus, kids, c, rhs);
-  at::Tensor child = std::get<0>(kb.lb.max(1)).reshape({k, 2, bsz});  // best row per child
+  at::Tensor child = best_rows(kb.lb, d.row_group).second.reshape({k, 2, bsz});  // each child's bound
   at::Tensor worse = std::get<0>(child.min(1)).t();                    // [B, k]: min(lb+, lb-)
   worse = worse.masked_fill(valid.logical_not(), -std::numeric_limits<double>::infinity());
   at::Tensor pick = worse.argmax(1, /*keepdim=*/true);

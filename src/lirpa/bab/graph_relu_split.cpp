@@ -32,7 +32,7 @@ bool bound_and_choose(GraphBabContext& ctx, const std::vector<GraphRelu>& relus,
   s.g = bound_graph_domains(ctx.graph, relus, s.d, p.c, p.rhs, alpha, &ctx.options.beta,
                             [&ctx] { return ctx.expired(); }, ctx.state_comm);
   if (s.g.bounded < s.d.size()) return false;
-  std::tie(s.rows, s.score) = best_rows(s.g.lb);
+  std::tie(s.rows, s.score) = best_rows(s.g.lb, p.group);
   if (ctx.options.bab.branching == ReluBranching::FSB)
     std::tie(s.layer, s.neuron) =
         graph_fsb_choice(ctx.graph, relus, s.d, s.g, s.rows, p.c, p.rhs, ctx.options.bab.fsb_topk);
@@ -46,7 +46,8 @@ bool try_vertices(GraphBabContext& ctx, const BabProblem& p, const Scored& s, co
   if (open.numel() == 0) return false;
   auto [xl, xu] = s.d.boxes(open);
   at::Tensor x = minimising_vertex(s.g.a_input.index_select(0, open), s.rows.index_select(0, open), xl, xu);
-  at::Tensor v = conjunction_violation(ctx.graph.forward(x, at::kDouble), p.c, p.rhs);
+  at::Tensor y = ctx.graph.forward(x, at::kDouble);
+  at::Tensor v = best_rows(at::matmul(y, p.c.t()) - p.rhs, p.group).second;  // <= 0: some disjunct holds at x
   at::Tensor cand = at::nonzero(v <= 0).reshape({-1});
   for (int64_t i = 0; i < std::min<int64_t>(cand.numel(), 16); ++i)
     if (ctx.confirm(x[cand[i].item<int64_t>()])) return true;
@@ -102,6 +103,7 @@ GraphDomains root_domains(const GraphBabContext& ctx, const std::vector<GraphRel
   d.xu = start.xu.defined() ? start.xu : p.xu.reshape({1, -1});
   const int64_t roots = d.xl.size(0);
   d.root = at::arange(roots, at::kLong);
+  d.row_group = p.group;
   for (const GraphRelu& r : relus) d.split.push_back(at::zeros({roots, r.size}, at::kChar));
   const bool given = covers_relus(start.layers, relus, roots);
   TESSERA_CHECK(given || !start.layers, InvalidInput, "ReLU splitting: the root boxes' bounds do not match the graph's ReLU nodes");
@@ -195,6 +197,7 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
     kids.d.xu = root.d.xu;
     kids.d.root_limits = root.d.root_limits;
     kids.d.alpha_start = root.d.alpha_start;
+    kids.d.row_group = root.d.row_group;
     kids.d.root = f[lay.root()].repeat({2});
     kids.d.reuse_upto = layer.repeat({2});
     if (f[lay.alpha(0)].dim() == 3) {  // the parent's slopes and multipliers (the new split's beta starts at 0)
@@ -215,7 +218,11 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
       AttackOptions ao = o.attack;
       ao.seed += static_cast<uint64_t>(it);
       BatchFn fn = [&](const at::Tensor& x) { return ctx.graph.forward(x, at::kDouble); };
-      AttackResult r = pgd_attack(fn, p.xl, p.xu, p.c, p.rhs, ao, starts, [&] { return ctx.expired(); });
+      // the conjunction of the worst domain's deciding row (its disjunct's rows)
+      at::Tensor rows = p.group.defined() ? at::nonzero(p.group == p.group[kids.rows[sel[0]]]).reshape({-1})
+                                          : at::arange(p.c.size(0), at::kLong);
+      AttackResult r = pgd_attack(fn, p.xl, p.xu, p.c.index_select(0, rows), p.rhs.index_select(0, rows), ao, starts,
+                                  [&] { return ctx.expired(); });
       if (r.value <= 0 && ctx.confirm(r.x)) return out.status = BabStatus::Falsified, out;
     }
     if (ctx.side_attack && ctx.side_attack()) return out.status = BabStatus::Falsified, out;

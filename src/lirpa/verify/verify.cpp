@@ -1,5 +1,6 @@
 // verify(): attack, incomplete verification (CROWN, alpha-CROWN), then branch and bound on
-// every (input box, output conjunction) pair not yet proven infeasible.
+// the disjuncts not yet proven infeasible: input splitting on each (input box, output
+// conjunction) pair, ReLU splitting on a case's open disjuncts together.
 
 #include <ATen/ATen.h>
 
@@ -69,7 +70,7 @@ bool run_attack(Run& run) {
 
 // Escalating PGD on every open disjunct while branch and bound runs. Some counterexamples lie
 // in regions too small for the first attack's few restarts, and behind a disjunct whose proof
-// does not end (branch and bound takes the disjuncts one after another): ACAS Xu 2_9 prop_8
+// does not end (input splitting takes the disjuncts one after another): ACAS Xu 2_9 prop_8
 // is found by the first round (bench/RESULTS.md). Round k
 // (k = 0, 1, ...) runs kFirstRestarts * 2^k random starts (capped), after 4 s of branch and
 // bound and only while the rounds' time stays within kShare of the time since then, so
@@ -152,32 +153,44 @@ bool run_input_bab(Run& run, const detail::BatchFn& forward, const PropertyCase&
   return bab_outcome(run, detail::input_split_bab(ctx, problem), ctx.phase, undecided);
 }
 
-// ReLU-splitting branch and bound on the graph engine on one pair; returns false when the
-// run must stop (sat or timeout). `side` (may be null): the escalating PGD between batches,
+// ReLU-splitting branch and bound on the graph engine on the open disjuncts `ds` of one case,
+// searched together: one pool whose domains carry every disjunct's rows, a domain verified
+// once each disjunct has a positive row there (BabProblem::group), so the disjuncts share the
+// splits and the intermediate bounds that cost most of a domain. Returns false when the run
+// must stop (sat or timeout). `side` (may be null): the escalating PGD between batches,
 // only where the forward pass is cheap (dense_form_is_compact): its rounds of thousands of
 // restarts through the graph take minutes on a CIFAR ResNet (sri_resnet_a: one round held
 // the rest of a 300 s run); the search's own PGD from its worst domains' vertices runs
 // every `bab.attack_every` batches on every network.
-bool run_relu_bab(Run& run, const PropertyCase& pc, size_t d, const std::map<int, Interval>& intermediate,
-                  const std::map<int, at::Tensor>& final_alpha, SideAttack* side, bool& undecided) {
+bool run_relu_bab(Run& run, const PropertyCase& pc, const std::vector<size_t>& ds,
+                  const std::map<int, Interval>& intermediate, const std::map<int, at::Tensor>& final_alpha,
+                  SideAttack* side, bool& undecided) {
   run.bab_kind = "bab-relu";
-  const OutputConjunction& oc = pc.disjuncts.at(d);
-  // the incomplete stage's parameters of this disjunct's rows: rows [first, first + K) of the
-  // case's (the lower side's run, or the first half of [C; -C])
-  int64_t first = 0, total = 0;
-  for (size_t i = 0; i < pc.disjuncts.size(); ++i) {
-    if (i < d) first += pc.disjuncts[i].c.size(0);
-    total += pc.disjuncts[i].c.size(0);
+  // disjunct i's rows are rows [first[i], first[i] + K_i) of the case's in the incomplete
+  // stage's parameters (the lower side's run, or the first half of [C; -C])
+  std::vector<int64_t> first(pc.disjuncts.size() + 1, 0);
+  for (size_t i = 0; i < pc.disjuncts.size(); ++i) first[i + 1] = first[i] + pc.disjuncts[i].c.size(0);
+  const int64_t total = first.back();
+  std::vector<at::Tensor> c, rhs, group;
+  for (size_t g = 0; g < ds.size(); ++g) {
+    const OutputConjunction& oc = pc.disjuncts.at(ds[g]);
+    c.push_back(oc.c.to(at::kDouble));
+    rhs.push_back(oc.rhs.to(at::kDouble));
+    group.push_back(at::full({oc.c.size(0)}, static_cast<int64_t>(g), at::kLong));
   }
   std::map<int, at::Tensor> rows_alpha;
-  for (const auto& [node, t] : final_alpha)
-    if (t.defined() && (t.size(0) == total || t.size(0) == 2 * total)) rows_alpha[node] = t.narrow(0, first, oc.c.size(0));
+  for (const auto& [node, t] : final_alpha) {
+    if (!t.defined() || (t.size(0) != total && t.size(0) != 2 * total)) continue;
+    std::vector<at::Tensor> parts;
+    for (size_t d : ds) parts.push_back(t.narrow(0, first[d], first[d + 1] - first[d]));
+    rows_alpha[node] = at::cat(parts);
+  }
   detail::GraphBabContext ctx{run.graph, run.options, run.clock,
                               [&](const at::Tensor& x) { return run.confirm(x, "bab-relu"); }, run.progress,
                               "bab-relu", {}, &intermediate, run.state_comm, &rows_alpha};
   if (side) ctx.side_attack = [side] { return (*side)(); };
-  detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}),
-                             oc.c.to(at::kDouble), oc.rhs.to(at::kDouble)};
+  detail::BabProblem problem{pc.lower.to(at::kDouble).reshape({-1}), pc.upper.to(at::kDouble).reshape({-1}), at::cat(c),
+                             at::cat(rhs), ds.size() > 1 ? at::cat(group) : at::Tensor()};
   return bab_outcome(run, detail::graph_relu_split_bab(ctx, problem), ctx.phase, undecided);
 }
 
@@ -227,14 +240,22 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
   // which says so
   const bool has_relu = !detail::graph_relus(graph).empty();
   for (size_t c = 0; c < property.cases.size(); ++c) {
-    for (size_t d = 0; d < property.cases[c].disjuncts.size(); ++d) {
-      if (!open[c][d]) continue;
-      const PropertyCase& pc = property.cases[c];
-      const bool input = bab.split == SplitKind::Input ||
-                         (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims);
-      bool go = input && has_relu
-                    ? run_input_bab(run, forward, pc, pc.disjuncts[d], cheap ? &side : nullptr, undecided)
-                    : run_relu_bab(run, pc, d, intermediate[c], final_alpha[c], cheap ? &side : nullptr, undecided);
+    const PropertyCase& pc = property.cases[c];
+    const bool input = has_relu && (bab.split == SplitKind::Input ||
+                                    (bab.split == SplitKind::Auto && pc.lower.numel() <= bab.input_split_max_dims));
+    std::vector<size_t> ds;  // the case's open disjuncts
+    for (size_t d = 0; d < pc.disjuncts.size(); ++d)
+      if (open[c][d]) ds.push_back(d);
+    if (ds.empty()) continue;
+    for (size_t d : ds)  // no output constraint: every point of the box satisfies the disjunct
+      if (pc.disjuncts[d].c.size(0) == 0 && run.confirm(((pc.lower + pc.upper) / 2).reshape({-1}), "bab")) return finish();
+    if (!input && bab.disjuncts_together) {
+      if (!run_relu_bab(run, pc, ds, intermediate[c], final_alpha[c], cheap ? &side : nullptr, undecided)) return finish();
+      continue;
+    }
+    for (size_t d : ds) {
+      bool go = input ? run_input_bab(run, forward, pc, pc.disjuncts[d], cheap ? &side : nullptr, undecided)
+                      : run_relu_bab(run, pc, {d}, intermediate[c], final_alpha[c], cheap ? &side : nullptr, undecided);
       if (!go) return finish();
     }
   }

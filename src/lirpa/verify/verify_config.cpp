@@ -150,6 +150,7 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
               {"force_synchronous", r.set(o.bab.force_synchronous, "bab.force_synchronous")},
               {"max_domains", r.set(o.bab.max_domains, "bab.max_domains")},
               {"inherit_max_bytes", r.set(o.bab.inherit_max_bytes, "bab.inherit_max_bytes")},
+              {"disjuncts_together", r.set(o.bab.disjuncts_together, "bab.disjuncts_together")},
               {"input", [](const YAML::Node&) {}}});
   InputSplitTuning& in = o.bab.input;
   r.read_map(root["bab"] ? root["bab"]["input"] : YAML::Node(), "bab.input",
