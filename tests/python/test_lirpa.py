@@ -138,6 +138,10 @@ def test_verify_test_instances(shared_data):
     unsat = lirpa.verify(str(test / "test_unsat.onnx"), str(test / "test_prop.vnnlib"), timeout=30,
                          config={"attack": {"restarts": 4}})
     assert unsat.verdict == "unsat" and unsat.counterexample is None
+    # ReLU splitting on one disjunct after another (default: a case's open disjuncts together)
+    apart = lirpa.verify(test / "test_unsat.onnx", test / "test_prop.vnnlib", timeout=30,
+                         config={"bab": {"disjuncts_together": False}})
+    assert apart.verdict == "unsat"
 
 
 def test_lirpa_errors(shared_data, tmp_path):
