@@ -3,7 +3,8 @@
 // when every disjunct is infeasible there. Verdicts against properties whose answer is known:
 // two disjuncts both infeasible (unsat, searched together and one after another), and one
 // infeasible beside one that holds at a known point (never unsat: a search that closed a
-// domain on one disjunct's bound alone would answer unsat).
+// domain on one disjunct's bound alone would answer unsat), and a disjunct without output
+// constraints (sat at once, without the attack; it used to end in a reshape error).
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -119,6 +120,22 @@ TEST(LirpaVerify, DisjunctsSearchedTogetherDecideAsOneAfterAnother) {
     if (s.verdict == Verdict::Sat) EXPECT_TRUE(check_counterexample(g, sat, s.counterexample->x).has_value());
   }
   EXPECT_EQ(tried, 2) << "too few seeds leave CROWN a gap on both outputs";
+}
+
+TEST(LirpaVerify, DisjunctWithoutOutputConstraintsIsSatWithoutTheAttack) {
+  at::manual_seed(3);
+  Graph g = load_onnx_bytes(testing::random_mlp(2, {8}, 2, "Relu"));
+  // the second disjunct constrains only an input, which the whole box satisfies
+  const Property p = box2("(assert (or (and (<= Y_0 -1000000)) (and (<= X_0 5))))");
+  for (SplitKind split : {SplitKind::Relu, SplitKind::Input}) {
+    for (bool together : {true, false}) {
+      VerifyOptions o = relu_only(10, together);
+      o.bab.split = split;
+      VerifyResult r = verify(g, p, o);
+      ASSERT_EQ(r.verdict, Verdict::Sat) << split_kind_name(split) << " together " << together << ": " << r.reason;
+      EXPECT_TRUE(check_counterexample(g, p, r.counterexample->x).has_value());
+    }
+  }
 }
 
 }  // namespace tessera::lirpa

@@ -246,9 +246,17 @@ VerifyResult verify(const Graph& graph, const Property& property, const VerifyOp
     std::vector<size_t> ds;  // the case's open disjuncts
     for (size_t d = 0; d < pc.disjuncts.size(); ++d)
       if (open[c][d]) ds.push_back(d);
+    // a disjunct without output constraints holds on the whole box: its centre is the answer
+    // (branch and bound needs rows)
+    const std::string by = input ? "bab-input" : "bab-relu";
+    for (size_t d : ds) {
+      if (pc.disjuncts[d].c.size(0) > 0) continue;
+      if (run.confirm(((pc.lower + pc.upper) / 2).reshape({-1}), by)) return finish();
+      undecided = true;
+      run.result.reason = "a disjunct without output constraints and no point of the box confirmed";
+    }
+    ds.erase(std::remove_if(ds.begin(), ds.end(), [&](size_t d) { return pc.disjuncts[d].c.size(0) == 0; }), ds.end());
     if (ds.empty()) continue;
-    for (size_t d : ds)  // no output constraint: every point of the box satisfies the disjunct
-      if (pc.disjuncts[d].c.size(0) == 0 && run.confirm(((pc.lower + pc.upper) / 2).reshape({-1}), "bab")) return finish();
     if (!input && bab.disjuncts_together) {
       if (!run_relu_bab(run, pc, ds, intermediate[c], final_alpha[c], cheap ? &side : nullptr, undecided)) return finish();
       continue;
