@@ -64,7 +64,8 @@ int64_t expect_sound(const std::vector<GraphRelu>& relus, const GraphDomains& d,
 }
 
 /// A small search tree as graph_relu_split_bab grows it: the root, then `levels` rounds of
-/// BaBSR splits of every domain, children inheriting their parent's bounds; every bounded
+/// BaBSR splits of every domain, children inheriting their parent's bounds (the
+/// pre-activations' and, as a floor, the rows'); every bounded
 /// domain checked against the samples. Returns the points checked over all domains.
 int64_t check_tree(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, const at::Tensor& c,
                    const at::Tensor& rhs, int levels, bool alpha_root) {
@@ -93,9 +94,11 @@ int64_t check_tree(const Graph& g, const at::Tensor& lo, const at::Tensor& hi, c
     layer = layer.index_select(0, ok), neuron = neuron.index_select(0, ok);
     kids.split = detail::split_children(split, layer, neuron);
     kids.reuse_upto = layer.repeat({2});
+    kids.lb_floor = gb.lb.index_select(0, ok).repeat({2, 1});  // the parents' bounds, as the search keeps them
     BetaOptions beta;  // split multipliers on the children, as the search bounds them
     gb = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &beta);
     EXPECT_EQ(gb.bounded, kids.size());
+    EXPECT_TRUE((gb.lb >= kids.lb_floor).all().item<bool>()) << "a child's bound below its parent's";
     for (int64_t b = 0; b < kids.size(); ++b) {  // the new split is clamped
       int64_t j = kids.reuse_upto[b].item<int64_t>(), i = neuron[b % layer.size(0)].item<int64_t>();
       if (gb.bounds.infeasible[b].item<bool>()) continue;

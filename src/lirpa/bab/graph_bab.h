@@ -78,6 +78,10 @@ struct GraphDomains {
   /// [K] long: the disjunct of each of the problem's rows (BabProblem::group), or undefined
   /// (one conjunction): which domains are verified (best_rows) and leave beta's optimisation.
   at::Tensor row_group;
+  /// [B, K]: lower bounds of c y - rhs known on each domain (its parent's: a child lies inside
+  /// its parent), or undefined. Each row's bound is at least this, so a disjunct proven on a
+  /// parent stays proven on its children.
+  at::Tensor lb_floor;
   int64_t size() const { return split.empty() ? xl.size(0) : split[0].size(0); }
   /// The input boxes of the domains `sel` ([D] long): lower and upper, [D, n_in] each.
   std::pair<at::Tensor, at::Tensor> boxes(const at::Tensor& sel) const;

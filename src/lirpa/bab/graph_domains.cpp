@@ -148,6 +148,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     at::Tensor lb = alpha_crown_lower(graph, state, env, rows, *alpha, steps).detach().reshape({domains, k}) - rhs;
     out.lb = at::max(out.lb, lb);  // both sound: the better one
   }
+  if (d.lb_floor.defined()) out.lb = at::max(out.lb, d.lb_floor.index_select(0, sel));  // the parent's: sound here too
   // split multipliers for the domains that are still open (and feasible)
   at::Tensor open = at::nonzero((best_rows(out.lb, d.row_group).second <= 0).logical_and(out.infeasible.logical_not())).reshape({-1});
   // with a shard, every rank optimises when some rank has open domains (the same steps):

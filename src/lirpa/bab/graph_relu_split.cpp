@@ -69,7 +69,7 @@ void keep_open(const ReluPoolLayout& lay, TensorPool& pool, const Scored& s, con
       pool.clear_field(lay.beta(j));
     }
   }
-  std::vector<at::Tensor> f(lay.root() + 1);
+  std::vector<at::Tensor> f(lay.rows_lb() + 1);
   for (size_t j = 0; j < lay.relus; ++j) {
     f[lay.split(j)] = s.d.split[j].index_select(0, open);
     f[lay.lower(j)] = s.g.bounds.lower[j].index_select(0, open);
@@ -80,6 +80,7 @@ void keep_open(const ReluPoolLayout& lay, TensorPool& pool, const Scored& s, con
   f[lay.layer()] = s.layer.index_select(0, open);
   f[lay.neuron()] = s.neuron.index_select(0, open);
   f[lay.root()] = s.d.root.index_select(0, open);
+  f[lay.rows_lb()] = s.g.lb.index_select(0, open);
   pool.push(f, s.score.index_select(0, open));
 }
 
@@ -199,6 +200,7 @@ BabOutcome graph_relu_split_bab(GraphBabContext& ctx, const BabProblem& p, const
     kids.d.alpha_start = root.d.alpha_start;
     kids.d.row_group = root.d.row_group;
     kids.d.root = f[lay.root()].repeat({2});
+    kids.d.lb_floor = f[lay.rows_lb()].repeat({2, 1});
     kids.d.reuse_upto = layer.repeat({2});
     if (f[lay.alpha(0)].dim() == 3) {  // the parent's slopes and multipliers (the new split's beta starts at 0)
       for (size_t j = 0; j < lay.relus; ++j) {

@@ -25,7 +25,8 @@ at::Tensor babsr_scores(const LayerBounds& bounds, const std::vector<at::Tensor>
 std::pair<at::Tensor, at::Tensor> flat_to_layer(const LayerBounds& bounds, const at::Tensor& flat);
 
 /// The fields of a ReLU-splitting domain pool (graph_relu_split.cpp): per ReLU node j its split signs, pre-activation lower and upper bounds, the final rows' slopes and
-/// split multipliers; then the chosen (layer, neuron), and the root box a domain lies in.
+/// split multipliers; then the chosen (layer, neuron), the root box a domain lies in, and
+/// its rows' lower bounds (its children's floor, GraphDomains::lb_floor).
 struct ReluPoolLayout {
   size_t relus;
   size_t split(size_t j) const { return 5 * j; }
@@ -36,6 +37,7 @@ struct ReluPoolLayout {
   size_t layer() const { return 5 * relus; }
   size_t neuron() const { return 5 * relus + 1; }
   size_t root() const { return 5 * relus + 2; }
+  size_t rows_lb() const { return 5 * relus + 3; }
 };
 
 /// Children of parents split at (layer, neuron): the first B with the ReLU active (+1),
