@@ -15,16 +15,14 @@
 
 #include "lirpa/bab/bab.h"
 #include "random_nets.h"
+#include "verify_cases.h"
 #include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa {
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using testing::frobenius_product;
+using testing::num;
 
 // The box [-1, 1]^2 over 2 inputs and 2 outputs, then `outputs`.
 Property box2(const std::string& outputs) {
@@ -47,9 +45,7 @@ std::vector<Output> outputs_of(const Graph& g) {
   auto mesh = at::meshgrid({t, t}, "ij");
   at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1})}, 1);
   at::Tensor y = g.forward(x, at::kDouble);
-  double lip = 1;  // product of the weight matrices' Frobenius norms >= the net's Lipschitz constant
-  for (const std::string& key : g.params().keys())
-    if (g.params().shape(key).size() == 2) lip *= g.params().get(key, at::kDouble).norm().item<double>();
+  const double lip = frobenius_product(g, 3);  // >= the net's Lipschitz constant
   BoundOptions crown;
   at::Tensor lb = compute_bounds(g, -at::ones({2}, at::kDouble), at::ones({2}, at::kDouble), crown).lower;
   std::vector<Output> out;

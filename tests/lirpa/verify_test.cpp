@@ -9,10 +9,14 @@
 #include <optional>
 
 #include "random_nets.h"
+#include "verify_cases.h"
 #include "tessera/lirpa/verify.h"
 
 namespace tessera::lirpa {
 namespace {
+
+using testing::frobenius_product;
+using testing::num;
 
 // y = 2 x0 - x1 as a one-layer network.
 Graph linear_net() {
@@ -33,12 +37,6 @@ Property box_property(const std::string& outputs, int n_in, int n_out, double lo
   return parse_vnnlib(t + outputs);
 }
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 // min of y_0 over [-1, 1]^2 by a fine grid, and a Lipschitz constant bound L (product of
 // the layers' spectral norms), so that the true minimum lies in [grid_min - L h, grid_min].
 std::pair<double, double> grid_minimum(const Graph& g, int steps) {
@@ -47,18 +45,6 @@ std::pair<double, double> grid_minimum(const Graph& g, int steps) {
   at::Tensor x = at::stack({mesh[0].reshape({-1}), mesh[1].reshape({-1})}, 1);
   double m = g.forward(x, at::kDouble).select(1, 0).min().item<double>();
   return {m, 2.0 / (steps - 1) / std::sqrt(2.0)};
-}
-
-// A Lipschitz bound of a ReLU MLP's outputs: the product of its `layers` weight matrices'
-// Frobenius norms (>= their spectral norms; ReLU is 1-Lipschitz). The graph holds each
-// parameter once (ParametersAreHeldOnce), so its matrices are exactly the layers' weights.
-double frobenius_product(const Graph& g, int layers) {
-  double lip = 1;
-  int found = 0;
-  for (const std::string& key : g.params().keys())
-    if (g.params().shape(key).size() == 2) lip *= g.params().get(key, at::kDouble).norm().item<double>(), ++found;
-  EXPECT_EQ(found, layers);
-  return lip;
 }
 
 VerifyOptions quick(double timeout, SplitKind split) {
