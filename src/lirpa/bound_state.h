@@ -77,6 +77,10 @@ Interval without_nan(const Interval& b);
 /// reference options); no slopes, records, extra rows or shards.
 BoundState select_domains(const BoundState& state, const at::Tensor& keep);
 
+/// The state with its bounds and limits in `dtype` (float32 bounds are rounded: only for
+/// steps whose result a float64 pass checks); no slopes, records, extra rows or shards.
+BoundState with_dtype(const BoundState& state, at::ScalarType dtype);
+
 /// `b` intersected with the limits of `node` in `state` (`b` itself when it has none).
 Interval limited(const BoundState& state, int node, Interval b);
 

@@ -60,6 +60,20 @@ BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
   return out;
 }
 
+BoundState with_dtype(const BoundState& state, at::ScalarType dtype) {
+  BoundState out(state.bounds.size());
+  auto cast = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
+    if (!b) return std::nullopt;
+    return Interval{b->lower.to(dtype), b->upper.to(dtype)};
+  };
+  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = cast(state.bounds[i]);
+  out.limits.resize(state.limits.size());
+  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = cast(state.limits[i]);
+  out.intersect_reference = state.intersect_reference;
+  out.forward_forms = state.forward_forms;
+  return out;
+}
+
 namespace {
 
 /// Lower bounds of the unit rows sign_s e_{pos_s} over node p: this rank's block of the rows

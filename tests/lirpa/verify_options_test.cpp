@@ -25,7 +25,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
       "timeout: 12.5\nmargin: 0.001\n"
       "attack: {enabled: false, restarts: 7, steps: 9, step: 0.5, seed: 3}\n"
       "alpha: {enabled: false, iterations: 5, intermediate: false, lr: 0.2, lr_decay: 0.9, early_stop_patience: 4}\n"
-      "beta: {iterations: 6, lr_alpha: 0.3, lr_beta: 0.4, lr_decay: 0.7}\n"
+      "beta: {iterations: 6, lr_alpha: 0.3, lr_beta: 0.4, lr_decay: 0.7, float32_steps: false}\n"
       "bab:\n  split: relu\n  branching: fsb\n  batch_size: 32\n  force_synchronous: true\n"
       "  attack_every: 3\n  input_split_max_dims: 2\n  max_domains: 100\n  inherit_max_bytes: 4096\n  enabled: true\n"
       "  input_portfolio_after: -1\n  input_alpha_band: 0.5\n  input_alpha_iterations: 7\n"
@@ -56,6 +56,7 @@ TEST(VerifyOptions, ReadsEveryKey) {
   EXPECT_EQ(o.bab.input_relu_share, 0.25);
   EXPECT_EQ(o.bab.input_relu_beta_iterations, 9);
   EXPECT_FALSE(o.bab.disjuncts_together);
+  EXPECT_FALSE(o.beta.float32_steps);
 }
 
 TEST(VerifyOptions, ReadsInputSplittingTuning) {

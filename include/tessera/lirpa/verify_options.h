@@ -48,6 +48,10 @@ struct BetaOptions {
   double lr_alpha = 0.1;    ///< learning rate of the slopes
   double lr_beta = 0.05;    ///< learning rate of the multipliers
   double lr_decay = 0.98;   ///< both multiplied by this after every step
+  /// The steps in float32 (half the memory traffic of each backward pass), then one float64
+  /// pass at the slopes and multipliers reached, whose bound is the one kept (any slopes in
+  /// [0, 1] and multipliers >= 0 give a sound bound; rounding in float32 would not).
+  bool float32_steps = true;
 };
 
 /// What branch and bound splits.

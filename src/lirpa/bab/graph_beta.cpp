@@ -29,7 +29,8 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
                          const RowParams& start, RowParams* end_params, LastPass* last,
-                         const std::map<int, at::Tensor>* alpha_start, const at::Tensor& row_group) {
+                         const std::map<int, at::Tensor>* alpha_start, const at::Tensor& row_group,
+                         std::map<int, at::Tensor>* end_other) {
   at::AutoGradMode grad(true);
   const int64_t domains = lb.size(0), k = lb.size(1), total = rows->rows();
   at::Tensor has = at::zeros({static_cast<int64_t>(relus.size())}, at::kBool);  // ReLU nodes with splits
@@ -40,14 +41,14 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     if (has[j].item<bool>()) with.push_back(j);
   // [S, n_j] from a start [D, K, n_j] (S = D K rows)
   auto from_start = [&](const std::vector<at::Tensor>& v, size_t j) {
-    return v[j].to(at::kDouble).reshape({total, relus[j].size}).clone();
+    return v[j].to(env.dtype).reshape({total, relus[j].size}).clone();
   };
   std::vector<at::Tensor> beta, sign;
   std::vector<AdamSlot> slots;
   for (size_t j : with) {
-    beta.push_back(start.empty() ? at::zeros({total, relus[j].size}, at::kDouble) : from_start(start.beta, j));
+    beta.push_back(start.empty() ? at::zeros({total, relus[j].size}, env.dtype) : from_start(start.beta, j));
     // [S, n_j]: +1 z >= 0, -1 z <= 0, 0 free, the split of each row's domain
-    sign.push_back(per_row(split[j].to(at::kDouble), total).contiguous());
+    sign.push_back(per_row(split[j].to(env.dtype), total).contiguous());
     slots.push_back({at::zeros_like(beta.back()), at::zeros_like(beta.back())});
   }
   // node id's parameters [S, *shape] from alpha_start's [K, *shape] (every domain the same),
@@ -59,7 +60,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
       return init;
     std::vector<int64_t> s = it->second.sizes().vec();
     s.insert(s.begin(), domains);  // [D, K, *shape]
-    return it->second.to(at::kDouble).unsqueeze(0).expand(s).reshape(init.sizes()).clone();
+    return it->second.to(env.dtype).unsqueeze(0).expand(s).reshape(init.sizes()).clone();
   };
   // slopes of the final rows: (output, ReLU node) -> [S, *shape], the start's, the given or CROWN's
   std::map<std::pair<int, int>, at::Tensor> alpha;
@@ -70,7 +71,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     const Node& node = graph.node(r.node);
     if (!node.op->has_alpha()) continue;
     std::pair<int, int> key{graph.output_id(), r.node};
-    alpha[key] = start.empty() ? given_or(r.node, per_row(node.op->initial_alpha(*state.bounds[r.input]).to(at::kDouble), total)
+    alpha[key] = start.empty() ? given_or(r.node, per_row(node.op->initial_alpha(*state.bounds[r.input]).to(env.dtype), total)
                                                     .contiguous())
                                : from_start(start.alpha, j).reshape(lead_shape(graph, r.input, total));
     alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
@@ -86,7 +87,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     if (node.id == 0 || node.id > graph.output_id() || !node.op->has_alpha() || relu_nodes.count(node.id)) continue;
     if (!state.bounds[node.inputs.at(0)]) continue;  // not reached by these rows' bounds: CROWN's planes
     std::pair<int, int> key{graph.output_id(), node.id};
-    alpha[key] = given_or(node.id, per_row(node.op->initial_alpha(*state.bounds[node.inputs.at(0)]).to(at::kDouble), total)
+    alpha[key] = given_or(node.id, per_row(node.op->initial_alpha(*state.bounds[node.inputs.at(0)]).to(env.dtype), total)
                                        .contiguous());
     alpha_slots[key] = {at::zeros_like(alpha[key]), at::zeros_like(alpha[key])};
   }
@@ -166,7 +167,7 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
         AdamSlot& sl = alpha_slots[key];
         sl = {sl.m.index_select(0, keep_rows), sl.v.index_select(0, keep_rows)};
       }
-      live_rows = DenseA::make(live_rows->dense(at::kDouble).index_select(0, keep_rows));
+      live_rows = DenseA::make(live_rows->dense(env.dtype).index_select(0, keep_rows));
       shrunk.emplace(select_domains(*st, open));
       st = &*shrunk;
       alive = alive.index_select(0, open);
@@ -177,15 +178,19 @@ at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env
     end_params->beta.assign(relus.size(), at::Tensor());
     for (size_t j : sloped) end_params->alpha[j] = end_alpha.at({graph.output_id(), relus[j].node}).reshape({domains, k, -1});
     for (size_t j = 0; j < relus.size(); ++j)
-      end_params->beta[j] = at::zeros({domains, k, relus[j].size}, at::kDouble);
+      end_params->beta[j] = at::zeros({domains, k, relus[j].size}, env.dtype);
     for (size_t i = 0; i < with.size(); ++i) end_params->beta[with[i]] = end_beta[i].reshape({domains, k, -1});
+    if (end_other) {
+      for (const auto& [key, t] : end_alpha)
+        if (!relu_nodes.count(key.second)) (*end_other)[key.second] = t;
+    }
   }
   return best;
 }
 
 at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                const std::vector<at::Tensor>& split, const APtr& rows, const RowParams& params,
-               std::map<int, APtr>& record) {
+               std::map<int, APtr>& record, const std::map<int, at::Tensor>* other) {
   at::NoGradGuard no_grad;
   const int64_t total = rows->rows();
   std::map<int, at::Tensor> extra;  // -beta s z at each split ReLU's input
@@ -201,6 +206,8 @@ at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, co
   for (size_t j = 0; j < relus.size(); ++j)
     if (j < params.alpha.size() && params.alpha[j].defined())
       state.alpha[{graph.output_id(), relus[j].node}] = params.alpha[j].reshape(lead_shape(graph, relus[j].input, total));
+  if (other)
+    for (const auto& [id, t] : *other) state.alpha[{graph.output_id(), id}] = t.to(env.dtype);
   state.extra_rows = &extra;
   state.record = &record;
   at::Tensor lb = crown_lower(graph, state, env, graph.output_id(), rows, !state.alpha.empty());

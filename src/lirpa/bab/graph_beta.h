@@ -43,21 +43,24 @@ struct LastPass {
 /// With `last`, the rows' coefficients of the last pass are kept there (the pass of
 /// `end_params` for every domain still open at the end: a domain leaves only once verified).
 /// `row_group` (GraphDomains::row_group): the rows' disjuncts, which say when a domain is
-/// verified (every disjunct has a positive row; undefined: some row positive).
+/// verified (every disjunct has a positive row; undefined: some row positive). With
+/// `end_params` and `end_other`, the other relaxations' parameters at each row's last step go
+/// there (node id -> `[D K, *shape]`), for record_at.
 at::Tensor optimise_beta(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                          const std::vector<at::Tensor>& split, const APtr& rows, const at::Tensor& rhs, at::Tensor lb,
                          const BetaOptions& o, const std::function<bool()>& stop, dist::Communicator* shard,
                          const RowParams& start = {}, RowParams* end_params = nullptr, LastPass* last = nullptr,
                          const std::map<int, at::Tensor>* alpha_start = nullptr,
-                         const at::Tensor& row_group = {});
+                         const at::Tensor& row_group = {}, std::map<int, at::Tensor>* end_other = nullptr);
 
 /// One CROWN pass of the final rows `rows` of D domains at the slopes and split multipliers
 /// `params` (where optimise_beta took no step: per ReLU node [D, K, n_j], undefined slopes for nodes
 /// without any; nodes past the end of `params` without either), recording the rows'
-/// coefficients at the nodes of `record` (for branching and vertex candidates). Returns the
+/// coefficients at the nodes of `record` (for branching and vertex candidates), and the other
+/// relaxations' parameters `other` (optimise_beta's `end_other`; null: CROWN's). Returns the
 /// rows' lower bounds of c y ([D K], before rhs): the bound of those coefficients.
 at::Tensor record_at(const Graph& graph, BoundState& state, const OpEnv& env, const std::vector<GraphRelu>& relus,
                const std::vector<at::Tensor>& split, const APtr& rows, const RowParams& params,
-               std::map<int, APtr>& record);
+               std::map<int, APtr>& record, const std::map<int, at::Tensor>* other = nullptr);
 
 }  // namespace tessera::lirpa::detail

@@ -175,12 +175,29 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     LastPass last;
     last.rows[0] = nullptr;
     for (const GraphRelu& r : relus) last.rows[r.node] = nullptr;
-    at::Tensor lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta,
-                                  stop, shard.get(), start, &end, &last, d.alpha_start.get(), d.row_group);
-    if (!last.taken) {  // no step ran: one pass at `end` (a stand-in too: every rank in step)
-      last.lb = record_at(graph, sub, env, relus, split, open_rows, end, last.rows).reshape({-1, k}) - rhs;
+    // float32 steps (BetaOptions::float32_steps), then the float64 pass below at their end
+    const bool single = beta->float32_steps;
+    at::Tensor lb;
+    std::map<int, at::Tensor> end_other;  // the other relaxations' parameters at the float32 steps' end
+    if (single) {
+      BoundState sub32 = with_dtype(sub, at::kFloat);
+      OpEnv env32{graph.params(), at::kFloat};
+      APtr rows32 = DenseA::make(c.to(at::kFloat).repeat({open.numel(), 1}).reshape(
+          lead_shape(graph, graph.output_id(), open.numel() * k)));
+      optimise_beta(graph, sub32, env32, relus, split, rows32, rhs.to(at::kFloat),
+                    out.lb.index_select(0, open).to(at::kFloat), *beta, stop, shard.get(), start, &end, nullptr,
+                    d.alpha_start.get(), d.row_group, &end_other);
+      for (at::Tensor& a : end.alpha) a = a.defined() ? a.to(at::kDouble) : a;
+      for (at::Tensor& b : end.beta) b = b.defined() ? b.to(at::kDouble) : b;
+    } else {
+      lb = optimise_beta(graph, sub, env, relus, split, open_rows, rhs, out.lb.index_select(0, open), *beta, stop,
+                         shard.get(), start, &end, &last, d.alpha_start.get(), d.row_group);
+    }
+    if (!last.taken) {  // no step ran, or float32's: one pass at `end` (a stand-in too: every rank in step)
+      last.lb = record_at(graph, sub, env, relus, split, open_rows, end, last.rows, &end_other).reshape({-1, k}) - rhs;
       last.domains = at::arange(open.numel(), at::kLong);
     }
+    if (single) lb = at::max(out.lb.index_select(0, open), last.lb);  // CROWN's and the float64 pass's: both sound
     if (!stand_in) {
       out.lb.index_copy_(0, open, lb);
       for (size_t j = 0; j < end.alpha.size(); ++j) {

@@ -133,7 +133,8 @@ VerifyOptions parse_verify_config(const std::string& yaml, const std::string& so
              {{"iterations", r.set(o.beta.iterations, "beta.iterations")},
               {"lr_alpha", r.set(o.beta.lr_alpha, "beta.lr_alpha")},
               {"lr_beta", r.set(o.beta.lr_beta, "beta.lr_beta")},
-              {"lr_decay", r.set(o.beta.lr_decay, "beta.lr_decay")}});
+              {"lr_decay", r.set(o.beta.lr_decay, "beta.lr_decay")},
+              {"float32_steps", r.set(o.beta.float32_steps, "beta.float32_steps")}});
   r.read_map(root["bab"], "bab",
              {{"enabled", r.set(o.bab.enabled, "bab.enabled")},
               {"split", r.set(split, "bab.split")},
