@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "propagation.h"
@@ -46,32 +47,30 @@ Interval limited(const BoundState& state, int node, Interval b) {
           at::min(b.upper, lim.upper.to(b.upper.scalar_type()).reshape(b.upper.sizes()))};
 }
 
-BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
+namespace {
+
+// The state with `f` applied to each of its bounds and limits, and its reference options.
+BoundState map_intervals(const BoundState& state, const std::function<Interval(const Interval&)>& f) {
   BoundState out(state.bounds.size());
-  auto pick = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
-    if (!b) return std::nullopt;
-    return Interval{b->lower.index_select(0, keep), b->upper.index_select(0, keep)};
-  };
-  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = pick(state.bounds[i]);
+  auto map = [&](const std::optional<Interval>& b) { return b ? std::optional<Interval>(f(*b)) : std::nullopt; };
+  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = map(state.bounds[i]);
   out.limits.resize(state.limits.size());
-  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = pick(state.limits[i]);
+  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = map(state.limits[i]);
   out.intersect_reference = state.intersect_reference;
   out.forward_forms = state.forward_forms;
   return out;
 }
 
+}  // namespace
+
+BoundState select_domains(const BoundState& state, const at::Tensor& keep) {
+  return map_intervals(state, [&](const Interval& b) {
+    return Interval{b.lower.index_select(0, keep), b.upper.index_select(0, keep)};
+  });
+}
+
 BoundState with_dtype(const BoundState& state, at::ScalarType dtype) {
-  BoundState out(state.bounds.size());
-  auto cast = [&](const std::optional<Interval>& b) -> std::optional<Interval> {
-    if (!b) return std::nullopt;
-    return Interval{b->lower.to(dtype), b->upper.to(dtype)};
-  };
-  for (size_t i = 0; i < state.bounds.size(); ++i) out.bounds[i] = cast(state.bounds[i]);
-  out.limits.resize(state.limits.size());
-  for (size_t i = 0; i < state.limits.size(); ++i) out.limits[i] = cast(state.limits[i]);
-  out.intersect_reference = state.intersect_reference;
-  out.forward_forms = state.forward_forms;
-  return out;
+  return map_intervals(state, [&](const Interval& b) { return Interval{b.lower.to(dtype), b.upper.to(dtype)}; });
 }
 
 namespace {
