@@ -29,6 +29,7 @@ using testing::sample;
 using testing::Samples;
 using testing::satisfying;
 using testing::random_children;
+using testing::root_children;
 using testing::Case;
 using testing::cases;
 using testing::Problem;
@@ -262,8 +263,7 @@ TEST(LirpaGraphBab, BetaWithTheSlopesIsTighterThanBetaAlone) {
   for (const Case& cs : cases()) {
     SCOPED_TRACE(cs.name);
     auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
-    GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
-    GraphDomains kids = random_children(gr, relus, lo, hi, 8);
+    GraphDomains kids = root_children(g, relus, lo, hi, c, rhs, 8);
     BetaOptions with_slopes, frozen;
     frozen.lr_alpha = 0;
     at::Tensor a = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &with_slopes).lb;
@@ -282,8 +282,7 @@ TEST(LirpaGraphBab, ReturnedParametersReproduceTheLastStepsBound) {
   for (const Case& cs : cases()) {
     SCOPED_TRACE(cs.name);
     auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
-    GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
-    GraphDomains kids = random_children(gr, relus, lo, hi, 8);
+    GraphDomains kids = root_children(g, relus, lo, hi, c, rhs, 8);
     BetaOptions full, one;
     one.iterations = 1;
     GraphBounded opt = detail::bound_graph_domains(g, relus, kids, c, rhs, nullptr, &full);
@@ -312,8 +311,7 @@ TEST(LirpaGraphBab, Float32StepsKeepOnlyFloat64Bounds) {
   for (const Case& cs : cases()) {
     SCOPED_TRACE(cs.name);
     auto [g, relus, lo, hi, c, rhs] = problem(cs, 3);
-    GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
-    GraphDomains kids = random_children(gr, relus, lo, hi, 8);
+    GraphDomains kids = root_children(g, relus, lo, hi, c, rhs, 8);
     BetaOptions f32, f64, check;
     f64.float32_steps = false;
     check.float32_steps = false;

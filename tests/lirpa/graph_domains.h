@@ -46,6 +46,14 @@ inline detail::GraphDomains random_children(const detail::GraphBounded& gr, cons
   return kids;
 }
 
+/// n random children (random_children) of the root of [lo, hi], bounded by CROWN first.
+inline detail::GraphDomains root_children(const Graph& g, const std::vector<detail::GraphRelu>& relus,
+                                          const at::Tensor& lo, const at::Tensor& hi, const at::Tensor& c,
+                                          const at::Tensor& rhs, int64_t n) {
+  detail::GraphBounded gr = detail::bound_graph_domains(g, relus, root_domain(lo, hi, relus), c, rhs);
+  return random_children(gr, relus, lo, hi, n);
+}
+
 /// Sampled points of a box and their node values.
 struct Samples {
   at::Tensor x, y;               // [N, n_in], [N, n_out]

@@ -182,9 +182,7 @@ BatchBounds bound_batch(const Graph& graph, const std::vector<GraphRelu>& relus,
     if (single) {
       BoundState sub32 = with_dtype(sub, at::kFloat);
       OpEnv env32{graph.params(), at::kFloat};
-      APtr rows32 = DenseA::make(c.to(at::kFloat).repeat({open.numel(), 1}).reshape(
-          lead_shape(graph, graph.output_id(), open.numel() * k)));
-      optimise_beta(graph, sub32, env32, relus, split, rows32, rhs.to(at::kFloat),
+      optimise_beta(graph, sub32, env32, relus, split, DenseA::make(open_rows->dense(at::kFloat)), rhs.to(at::kFloat),
                     out.lb.index_select(0, open).to(at::kFloat), *beta, stop, shard.get(), start, &end, nullptr,
                     d.alpha_start.get(), d.row_group, &end_other);
       for (at::Tensor& a : end.alpha) a = a.defined() ? a.to(at::kDouble) : a;
