@@ -150,13 +150,13 @@ ThreadConfig applied_threads() { return applied(); }
 
 std::string describe(const ThreadConfig& config) {
   const std::string others = std::to_string(config.busy_at_start) + " other process" +
-                             (config.busy_at_start == 1 ? "" : "es") + " running at start";
+                             (config.busy_at_start == 1 ? "" : "es") + " running when counted";
   const std::string cores = std::to_string(config.cores) + " core" + (config.cores == 1 ? "" : "s");
   switch (config.source) {
     case ThreadSource::Explicit: return "--threads";
     case ThreadSource::Environment: return "TESSERA_THREADS";
     case ThreadSource::MpiDefault: return "one per rank under MPI";
-    case ThreadSource::Load: return "the load at start (" + cores + ", " + others + ")";
+    case ThreadSource::Load: return "the free cores (" + cores + ", " + others + ")";
     case ThreadSource::Hardware:
       return config.busy_at_start > 0 ? "every core (" + cores + ", " + others + ": none free)" : "every core (" + cores + ")";
   }

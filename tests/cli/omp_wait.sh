@@ -23,7 +23,7 @@ env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u TESSERA_THREADS OMP_DISPLAY_ENV=verb
 check busy_machine_libgomp_reads_passive "GOMP_SPINCOUNT = '0'" "$out"
 check busy_machine_info_says_why "omp_wait: \"OMP_WAIT_POLICY=passive (tessera: the machine was busy at start)\"" "$out"
 # the launcher passes the count on (how many others ran depends on what else runs beside)
-check busy_machine_count_passed_on "running at start" "$out"
+check busy_machine_count_passed_on "running when counted" "$out"
 env -u TESSERA_THREADS "$tessera" --threads 2 info >"$out" 2>&1
 check busy_machine_threads_option_kept "threads_from: \"--threads\"" "$out"
 
@@ -34,10 +34,10 @@ cores=$(nproc)
 env -u TESSERA_THREADS TESSERA_BUSY_AT_START=1 "$main" info >"$out" 2>&1
 if [ "$cores" -gt 1 ]; then
   check one_busy_leaves_the_free_cores "threads: $((cores - 1))" "$out"
-  check one_busy_says_why "threads_from: \"the load at start ($cores cores, 1 other process running at start)\"" "$out"
+  check one_busy_says_why "threads_from: \"the free cores ($cores cores, 1 other process running when counted)\"" "$out"
 else
   check one_busy_leaves_the_free_cores "threads: 1" "$out"
-  check one_busy_says_why "threads_from: \"every core (1 core, 1 other process running at start: none free)\"" "$out"
+  check one_busy_says_why "threads_from: \"every core (1 core, 1 other process running when counted: none free)\"" "$out"
 fi
 env -u TESSERA_THREADS TESSERA_BUSY_AT_START=$cores "$main" info >"$out" 2>&1
 check all_busy_keeps_every_core "threads: $cores" "$out"

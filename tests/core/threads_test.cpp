@@ -72,7 +72,7 @@ TEST(Threads, LoadAtStartIsTheDefaultAfterEnvironmentAndMpi) {
   EXPECT_EQ(c.threads, threads_for_load(c.cores, 1));
   EXPECT_EQ(c.source, c.cores > 1 ? ThreadSource::Load : ThreadSource::Hardware);
   if (c.cores > 1) {
-    EXPECT_EQ(describe(c), "the load at start (" + std::to_string(c.cores) + " cores, 1 other process running at start)");
+    EXPECT_EQ(describe(c), "the free cores (" + std::to_string(c.cores) + " cores, 1 other process running when counted)");
   }
   EXPECT_EQ(resolve_threads(3).threads, 3);  // --threads wins
   {

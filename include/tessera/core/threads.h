@@ -56,8 +56,9 @@ ThreadConfig confirm_load(ThreadConfig config, int busy_now);
 /// What the last setup_threads applied (the default config before any call).
 ThreadConfig applied_threads();
 
-/// Where the thread count came from, in words, e.g. "the load at start (2 cores, 1 other
-/// process running at start)", "--threads", "TESSERA_THREADS", "one per rank under MPI".
+/// Where the thread count came from, in words, e.g. "the free cores (2 cores, 1 other
+/// process running when counted)", "--threads", "TESSERA_THREADS", "one per rank under MPI"
+/// (counted: at the command's start, or at Python's set_threads call).
 std::string describe(const ThreadConfig& config);
 
 /// Resolves and applies: `at::set_num_threads`, `omp_set_num_threads` and the BLAS's own

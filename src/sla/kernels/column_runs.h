@@ -2,7 +2,7 @@
 // A SELL slice step's 8 columns (one per row of the slice) that run j0, j0 + 1, ..., j0 + 7,
 // as a banded matrix's inner rows give (2D diffusion: every step of an inner slice): x_j is
 // then two vector loads instead of eight scalar ones. For the AVX2 kernels, which run where
-// avx2_fma_available().
+// avx2_fma_available() (the SELL kernels) or avx2_available() (the stencil rows, no FMA).
 
 #include <cstdint>
 
@@ -16,6 +16,12 @@ namespace tessera::sla::detail {
 /// Whether this processor runs the AVX2 + FMA kernels (checked once).
 inline bool avx2_fma_available() {
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+
+/// Whether this processor runs the AVX2 kernels that use no FMA (checked once).
+inline bool avx2_available() {
+  static const bool ok = __builtin_cpu_supports("avx2");
   return ok;
 }
 

@@ -25,7 +25,7 @@ std::array<double, K> lane_sums(int64_t begin, int64_t end, Term&& term) {
       for (int k = 0; k < K; ++k) lane[l][k] += t[k];
     }
   }
-  for (int l = 0; i < end; ++i, ++l) {   // the tail: < kSumLanes rows
+  for (int l = 0; l < kSumLanes && i < end; ++i, ++l) {   // the tail: < kSumLanes rows
     const std::array<double, K> t = term(i);
     for (int k = 0; k < K; ++k) lane[l][k] += t[k];
   }

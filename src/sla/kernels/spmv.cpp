@@ -21,7 +21,6 @@ namespace {
 /// Below this many multiply-adds a product runs on one thread: waking the team costs more.
 constexpr int64_t kParallelWork = 1 << 16;
 constexpr int kMaxThreads = kMaxBlockThreads;
-constexpr int kMaxDiagonals = kMaxStencilDiagonals;
 
 /// Rows [r0, r1) of y = A x in CSR; returns sum_i x_i y_i when kDot.
 template <bool kDot, typename index_t, typename value_t, typename vec_t>
@@ -83,7 +82,7 @@ StencilForm detect_stencil_typed(const index_t* rp, const index_t* ci, const dou
       size_t d = 0;
       while (d < off.size() && off[d] != o) ++d;
       if (d == off.size()) {
-        if (off.size() == kMaxDiagonals) return s;                       // too many diagonals
+        if (off.size() == kMaxStencilDiagonals) return s;                       // too many diagonals
         off.push_back(o);
         coeff.push_back(v[p]);
       } else if (!(coeff[d] == v[p]) || std::signbit(coeff[d]) != std::signbit(v[p])) {
@@ -217,7 +216,7 @@ SpmvPlan::SpmvPlan(at::Tensor row_ptr, at::Tensor col_idx, at::Tensor values, in
 
 SpmvPlan::SpmvPlan(StencilForm stencil, int threads) : stencil_(std::move(stencil)) {
   TESSERA_CHECK(stencil_.found() && stencil_.mask.is_cpu() && stencil_.mask.scalar_type() == at::kByte &&
-                    stencil_.mask.dim() == 1 && stencil_.offsets.size() <= kMaxDiagonals &&
+                    stencil_.mask.dim() == 1 && stencil_.offsets.size() <= kMaxStencilDiagonals &&
                     stencil_.coeffs.size() == stencil_.offsets.size(),
                 InvalidInput, "SpmvPlan: a stencil form needs 1 to 8 diagonals and a uint8 mask [rows] on the CPU");
   stencil_.mask = stencil_.mask.contiguous();

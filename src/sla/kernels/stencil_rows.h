@@ -100,7 +100,7 @@ template <int ND, bool kDot, typename vec_t>
 double stencil_rows(const StencilTaps<ND, vec_t>& t, const vec_t* x, vec_t* y, int64_t r0, int64_t r1) {
 #ifdef TESSERA_CPU_CLONES_X86
   if constexpr (std::is_same_v<vec_t, double>) {
-    if (avx2_fma_available()) return stencil_rows_avx2<ND, kDot>(t, x, y, r0, r1);
+    if (avx2_available()) return stencil_rows_avx2<ND, kDot>(t, x, y, r0, r1);
   }
 #endif
   return stencil_rows_scalar<ND, kDot>(t, x, y, r0, r1);
