@@ -332,7 +332,7 @@ TEST(LirpaGraphBab, Float32StepsKeepOnlyFloat64Bounds) {
 // FSB measures its candidates: the neuron it picks is unstable and unsplit in its domain, its
 // worse child is at least as good as that of BaBSR's first choice (one of the candidates);
 // with one candidate it is BaBSR, with every candidate the best of all measured one by one,
-// and with nothing left to split no choice.
+// with nothing left to split no choice, and none either once `stop` says so.
 TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
   at::manual_seed(9);
   for (const Case& cs : cases()) {
@@ -362,6 +362,13 @@ TEST(LirpaGraphBab, FsbChoiceIsAtLeastBabsrsFirstCandidate) {
       return std::get<0>(detail::bound_graph_domains(g, relus, kids, c, rhs).lb.max(1)).min().item<double>();
     };
     EXPECT_GE(worse_child(fl, fn), worse_child(bl, bn) - 1e-9);
+    // `stop` is asked before each candidate's batch: no choice once it says so
+    int asked = 0;
+    auto [ls, ns] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, 4, [&asked] { return ++asked > 1; });
+    EXPECT_FALSE(ls.defined() || ns.defined());
+    EXPECT_EQ(asked, 2);
+    auto [lg, ng] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, 4, [] { return false; });
+    EXPECT_TRUE(at::equal(lg, fl) && at::equal(ng, fn));
     // with one candidate it is BaBSR's choice
     auto [l1, n1] = detail::graph_fsb_choice(g, relus, d, gb, rows, c, rhs, 1);
     EXPECT_TRUE(at::equal(l1, bl) && at::equal(n1, bn));

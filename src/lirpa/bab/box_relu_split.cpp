@@ -17,7 +17,7 @@ BoxHandOff relu_split_boxes(BabContext& ctx, const BabProblem& p, const at::Tens
   // every rank holds the same boxes and runs the same search (input splitting is not split
   // across ranks), so no communicator: the batches are not cut into blocks
   const ReluSplitStart start{xl, xu, &layers, max_visited};
-  GraphBabContext sub{ctx.graph, o, ctx.clock, ctx.confirm, nullptr, ctx.phase};
+  GraphBabContext sub{ctx.graph, o, ctx.clock, ctx.confirm, nullptr, ctx.phase, {}};
   const BabOutcome r = graph_relu_split_bab(sub, p, start);
   BoxHandOff out{at::zeros({xl.size(0)}, at::kBool), r.status == BabStatus::Falsified, r.visited};
   if (!out.falsified && r.proven_roots.defined()) out.proven = r.proven_roots;

@@ -133,10 +133,12 @@ GraphBounded bound_graph_domains(const Graph& graph, const std::vector<GraphRelu
 /// FSB branching on graph domains `d` bounded as `g` (rows: each domain's worst row, from
 /// best_rows): of the `topk` best BaBSR candidates of each domain, the one whose worse child
 /// (both children bounded with the parent's ReLU-input bounds, one final CROWN pass) is
-/// best. Returns (ReLU node index, neuron) per domain, -1 where nothing is left to split.
+/// best. Returns (ReLU node index, neuron) per domain, -1 where nothing is left to split;
+/// undefined tensors when `stop` (asked before each candidate's batch) said so on the way.
 std::pair<at::Tensor, at::Tensor> graph_fsb_choice(const Graph& graph, const std::vector<GraphRelu>& relus,
                                                   const GraphDomains& d, const GraphBounded& g, const at::Tensor& rows,
-                                                  const at::Tensor& c, const at::Tensor& rhs, int topk);
+                                                  const at::Tensor& c, const at::Tensor& rhs, int topk,
+                                                  const std::function<bool()>& stop = {});
 
 /// What graph branch and bound needs from the caller (BabContext without the chain network).
 struct GraphBabContext {

@@ -33,10 +33,11 @@ bool bound_and_choose(GraphBabContext& ctx, const std::vector<GraphRelu>& relus,
                             [&ctx] { return ctx.expired(); }, ctx.state_comm);
   if (s.g.bounded < s.d.size()) return false;
   std::tie(s.rows, s.score) = best_rows(s.g.lb, p.group);
-  if (ctx.options.bab.branching == ReluBranching::FSB)
-    std::tie(s.layer, s.neuron) =
-        graph_fsb_choice(ctx.graph, relus, s.d, s.g, s.rows, p.c, p.rhs, ctx.options.bab.fsb_topk);
-  else
+  if (ctx.options.bab.branching == ReluBranching::FSB) {
+    std::tie(s.layer, s.neuron) = graph_fsb_choice(ctx.graph, relus, s.d, s.g, s.rows, p.c, p.rhs,
+                                                   ctx.options.bab.fsb_topk, [&ctx] { return ctx.expired(); });
+    if (!s.layer.defined()) return false;
+  } else
     std::tie(s.layer, s.neuron) = babsr_choice(s.g.bounds, s.g.lambda, s.d.split, s.rows);
   return true;
 }

@@ -149,7 +149,7 @@ bool run_input_bab(Run& run, const detail::BatchFn& forward, const PropertyCase&
                          run.progress, "bab-input", run.state_comm, {}, run.graph};
   if (side) ctx.side_attack = [side] { return (*side)(); };
   detail::BabProblem problem{pc.lower.to(at::kDouble), pc.upper.to(at::kDouble), oc.c.to(at::kDouble),
-                             oc.rhs.to(at::kDouble)};
+                             oc.rhs.to(at::kDouble), {}};
   return bab_outcome(run, detail::input_split_bab(ctx, problem), ctx.phase, undecided);
 }
 
