@@ -1,6 +1,7 @@
 // `tessera bench soundness`: the soundness campaign (random networks and boxes, every
 // method's bounds against sampled points, vertices and PGD; each network's verdict on a
-// random property cross-checked). One JSON line per method and a summary line; exit code 1
+// random property cross-checked; ReLU splitting's domains against the sampled points). One
+// JSON line per method, one for ReLU splitting's domains and a summary line; exit code 1
 // when any bound is violated or any verdict is wrong (reproducers in --reproducers).
 
 #include <ATen/Parallel.h>
@@ -32,7 +33,7 @@ int run_bench_soundness(BenchSoundnessOptions& o) {
   }
   lirpa::SoundnessCampaignReport r = lirpa::run_soundness_campaign(o.campaign, progress);
   int64_t violations = 0;
-  for (const auto& v : r.violations) violations += v.check != "bound";  // wrong verdicts
+  for (const auto& v : r.violations) violations += v.check != "bound";  // wrong verdicts, domains' bounds
   for (const auto& t : r.tallies) {
     violations += t.violations;
     std::cout << nlohmann::json{{"bench", "soundness"},
@@ -44,6 +45,15 @@ int run_bench_soundness(BenchSoundnessOptions& o) {
                      .dump()
               << std::endl;
   }
+  std::cout << nlohmann::json{{"bench", "soundness"},
+                              {"check", "bab-domains"},
+                              {"networks", r.bab.networks},
+                              {"domains", r.bab.domains},
+                              {"points", r.bab.points},
+                              {"violations", r.bab.violations},
+                              {"min_relative_slack", r.bab.min_relative_slack}}
+                   .dump()
+            << std::endl;
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& v : r.violations) {
     failures.push_back({{"network", v.network}, {"kind", v.kind}, {"check", v.check},
@@ -86,6 +96,9 @@ void add_bench_soundness(CLI::App& bench, CommandBody& body) {
       ->check(CLI::IsMember({"ibp", "crown", "alpha-crown"}));
   cmd->add_option("--verify-timeout", o->campaign.verify_timeout,
                   "seconds to verify each network's random property (0: bounds only)")
+      ->check(kNonNegative);
+  cmd->add_option("--bab-domains", o->campaign.bab_domains,
+                  "ReLU splitting's domains checked per network with ReLUs (0: none)")
       ->check(kNonNegative);
   cmd->add_option("--reproducers", o->campaign.reproducer_dir, "folder for violations (model + JSON)");
   cmd->add_flag("--progress", o->progress, "a line on standard error every 100 networks");

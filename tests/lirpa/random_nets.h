@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "lirpa/node_values.h"
 #include "tessera/lirpa/bounds.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/onnx_builder.h"
@@ -14,20 +15,7 @@ namespace tessera::lirpa::testing {
 inline at::Tensor randn(std::vector<int64_t> s, double scale = 1.0) { return at::randn(s, at::kDouble) * scale; }
 
 /// Every node's value at the points x [N, n_in] (float64).
-inline std::vector<at::Tensor> node_values(const Graph& g, const at::Tensor& x) {
-  OpEnv env{g.params(), at::kDouble};
-  std::vector<at::Tensor> v(g.nodes().size());
-  std::vector<int64_t> s{x.size(0)};
-  s.insert(s.end(), g.input_shape().begin(), g.input_shape().end());
-  v[0] = x.reshape(s);
-  for (const Node& node : g.nodes()) {
-    if (node.id == 0) continue;
-    std::vector<at::Tensor> in;
-    for (int i : node.inputs) in.push_back(v[i]);
-    v[node.id] = node.op->forward(env, in);
-  }
-  return v;
-}
+inline std::vector<at::Tensor> node_values(const Graph& g, const at::Tensor& x) { return detail::node_values(g, x); }
 
 // The builders live in the library (tessera/lirpa/random_networks.h), shared with the
 // soundness campaign (`tessera bench soundness`).

@@ -1,5 +1,6 @@
-// The soundness campaign finds nothing on sound bounds, and reports (with reproducers)
-// whatever crosses a bound: checked by demanding more slack than any bound has.
+// The soundness campaign finds nothing on sound bounds (the methods' and ReLU splitting's
+// domains'), and reports (with reproducers) whatever crosses a bound: checked by demanding
+// more slack than any bound has.
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@ namespace {
 
 TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
   SoundnessCampaignOptions o;
-  o.networks = 6;  // one of each kind
+  o.networks = 7;  // one of each kind
   o.points = 300;
   o.seed = 11;
   o.verify_timeout = 1;
@@ -23,16 +24,23 @@ TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
   EXPECT_TRUE(r.violations.empty());
   int64_t verdicts = 0;
   for (const auto& [name, count] : r.verdicts) verdicts += count;
-  EXPECT_EQ(verdicts, 6);  // every network verified once
-  EXPECT_EQ(r.networks_by_kind.size(), 6u);
+  EXPECT_EQ(verdicts, 7);  // every network verified once
+  EXPECT_EQ(r.networks_by_kind.size(), 7u);
   ASSERT_EQ(r.tallies.size(), 3u);
   for (const auto& t : r.tallies) {
-    EXPECT_EQ(t.networks, 6);
-    EXPECT_GT(t.points, 6 * (300 + 64));  // uniform, vertices and PGD ends
+    EXPECT_EQ(t.networks, 7);
+    EXPECT_GT(t.points, 7 * (300 + 64));  // uniform, vertices and PGD ends
     EXPECT_EQ(t.violations, 0) << method_name(t.method);
     EXPECT_GE(t.min_relative_slack, -o.tolerance) << method_name(t.method);
   }
   EXPECT_EQ(r.alpha_looser_than_crown, 0);
+  // ReLU splitting's domains on the five kinds with ReLUs (MLP, CNN, conv chain, residual,
+  // attention)
+  EXPECT_EQ(r.bab.networks, 5);
+  EXPECT_GT(r.bab.domains, 4);
+  EXPECT_GT(r.bab.points, 0);
+  EXPECT_EQ(r.bab.violations, 0);
+  EXPECT_GE(r.bab.min_relative_slack, -o.tolerance);
 }
 
 TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
@@ -45,6 +53,7 @@ TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
   o.methods = {Method::Crown};
   o.tolerance = -1e6;
   o.verify_timeout = 0;
+  o.bab_domains = 0;
   o.reproducer_dir = dir;
   SoundnessCampaignReport r = run_soundness_campaign(o);
   ASSERT_FALSE(r.violations.empty());
@@ -59,6 +68,28 @@ TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
     EXPECT_NE(json.str().find(key), std::string::npos) << key << " in " << json.str();
   const std::string model = v.reproducer.substr(0, v.reproducer.size() - 5) + ".onnx";
   EXPECT_NO_THROW(load_onnx(model));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LirpaSoundnessCampaign, BranchAndBoundDomainsCrossingTheirBoundsAreReported) {
+  // the same demand of 10^6 slack, on ReLU splitting's domains only: each checked domain fails
+  const std::string dir = ::testing::TempDir() + "/tessera_soundness_bab_reproducers";
+  std::filesystem::remove_all(dir);
+  SoundnessCampaignOptions o;
+  o.networks = 1;
+  o.points = 100;
+  o.methods = {Method::Ibp};
+  o.tolerance = -1e6;
+  o.verify_timeout = 0;
+  o.bab_domains = 8;
+  o.reproducer_dir = dir;
+  SoundnessCampaignReport r = run_soundness_campaign(o);
+  EXPECT_EQ(r.tallies[0].violations + r.bab.violations, static_cast<int64_t>(r.violations.size()));
+  ASSERT_GT(r.bab.violations, 0);
+  const SoundnessViolation& v = r.violations.back();
+  EXPECT_EQ(v.check, "bab-domain");
+  EXPECT_NE(v.message.find("of ReLU splitting"), std::string::npos) << v.message;
+  EXPECT_TRUE(std::filesystem::exists(v.reproducer)) << v.reproducer;
   std::filesystem::remove_all(dir);
 }
 

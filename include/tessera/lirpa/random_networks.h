@@ -1,9 +1,9 @@
 #pragma once
 /// @file random_networks.h
 /// Random test networks written as ONNX bytes (load with `load_onnx_bytes`): MLPs, CNNs
-/// with pooling and BatchNorm, convolution chains (stride, padding, dilation, groups) and
-/// residual nets. Weights come from LibTorch's global generator (`at::manual_seed` makes
-/// them reproducible). Used by the tests and by the soundness campaign.
+/// with pooling and BatchNorm, convolution chains (stride, padding, dilation, groups),
+/// residual nets and attention blocks. Weights come from LibTorch's global generator
+/// (`at::manual_seed` makes them reproducible). Used by the tests and by the soundness campaign.
 
 #include <cstdint>
 #include <string>
@@ -28,5 +28,9 @@ std::string random_conv_chain();
 /// Residual net on [1, n]: x -> fc -> relu -> fc (+ x) -> (- 0.5 relu) -> reshape -> relu
 /// -> fc; 3 outputs.
 std::string random_residual(int64_t n);
+
+/// An attention block on [1, tokens * dim]: reshape to [1, T, D] tokens h; q, k, v = h Wq,
+/// h Wk, h Wv; softmax(q k^T / sqrt(D)) v + h; relu(. W1 + b1) -> flatten -> Gemm; 3 outputs.
+std::string random_attention(int64_t tokens, int64_t dim);
 
 }  // namespace tessera::lirpa

@@ -1,15 +1,18 @@
 #pragma once
 /// @file soundness_campaign.h
 /// A search for unsound bounds and wrong verdicts: many random networks (ReLU, sigmoid and
-/// tanh MLPs, CNNs with pooling and BatchNorm, convolution chains, residual nets) on random
-/// input boxes of widths from 1e-3 to 1; every method's bounds are checked against
-/// uniformly sampled points, the box's vertices and PGD runs towards each output's minimum
-/// and maximum. Each network is also verified (`verify`) against a random property "y_j <=
-/// t" with t near the sampled minimum; an `unsat` is cross-checked by a stronger float64
-/// PGD attack than verification's own (more restarts and steps), a `sat` by re-evaluating its
-/// counterexample. A violation is written out as a reproducer (the ONNX model and a JSON
-/// file with the box, the check, the bound and the point; a VNN-LIB file for a verdict).
-/// `tessera bench soundness` runs it.
+/// tanh MLPs, CNNs with pooling and BatchNorm, convolution chains, residual nets, attention
+/// blocks) on random input boxes of widths from 1e-3 to 1; every method's bounds are checked
+/// against uniformly sampled points, the box's vertices and PGD runs towards each output's
+/// minimum and maximum. Each network is also verified (`verify`) against a random property
+/// "y_j <= t" with t near the sampled minimum; an `unsat` is cross-checked by a stronger
+/// float64 PGD attack than verification's own (more restarts and steps), a `sat` by
+/// re-evaluating its counterexample. On every network with ReLUs, ReLU splitting (the search
+/// `verify` runs) is run on such a property for `bab_domains` domains, and every domain's
+/// bounds as it is bounded (each ReLU input's and the property row's) are checked against the
+/// sampled points that take the signs of the domain's splits. A violation is written out as
+/// a reproducer (the ONNX model and a JSON file with the box, the check, the bound and the
+/// point; a VNN-LIB file for a verdict). `tessera bench soundness` runs it.
 ///
 /// @code
 ///   SoundnessCampaignOptions o;  o.networks = 1000;  o.points = 1000;
@@ -38,6 +41,7 @@ struct SoundnessCampaignOptions {
   double verify_timeout = 2;   ///< seconds for each network's `verify` (0: no verification)
   int cross_check_restarts = 256;  ///< PGD restarts of the attack that checks an `unsat`
   int cross_check_steps = 200;
+  int64_t bab_domains = 200;   ///< ReLU splitting's domains checked per ReLU network (0: none)
 };
 
 /// One method's totals.
@@ -52,10 +56,20 @@ struct SoundnessTally {
   double min_relative_slack = 1e300;
 };
 
+/// The totals of ReLU splitting's domains.
+struct SoundnessBabTally {
+  int64_t networks = 0;
+  int64_t domains = 0;     ///< domains bounded and checked
+  int64_t points = 0;      ///< (domain, sampled point in it) pairs checked
+  int64_t violations = 0;  ///< domains whose bounds a point crosses (or called infeasible with points in them)
+  double min_relative_slack = 1e300;  ///< as SoundnessTally's, over the row's and the ReLU inputs' bounds
+};
+
 struct SoundnessViolation {
   int64_t network = 0;
   std::string kind;
-  /// "bound" (a point outside a method's bound), "unsat" (the cross-check attack found a
+  /// "bound" (a point outside a method's bound), "bab-domain" (a point of a ReLU splitting
+  /// domain outside its bounds; `message` says which), "unsat" (the cross-check attack found a
   /// point of a property proven unsat), "sat" (a counterexample that is none) or "error"
   /// (verification threw on a valid input; `message` says what).
   std::string check = "bound";
@@ -70,6 +84,7 @@ struct SoundnessViolation {
 
 struct SoundnessCampaignReport {
   std::vector<SoundnessTally> tallies;  ///< one per method, in options.methods order
+  SoundnessBabTally bab;                ///< ReLU splitting's domains
   std::vector<SoundnessViolation> violations;
   std::map<std::string, int64_t> networks_by_kind;
   int64_t alpha_looser_than_crown = 0;  ///< bounds where alpha-CROWN ended looser than CROWN

@@ -164,6 +164,9 @@ struct GraphBabContext {
   /// parameters of the relaxations other than ReLU's start from them, and the root's ReLU
   /// slopes (GraphDomains::alpha_start).
   const std::map<int, at::Tensor>* root_alpha = nullptr;
+  /// Called with every batch of domains as bounded, before any is split or dropped (may be
+  /// empty): the soundness campaign checks each domain's bounds against sampled points.
+  std::function<void(const GraphDomains&, const GraphBounded&)> observe = {};
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
 };

@@ -32,6 +32,7 @@ bool bound_and_choose(GraphBabContext& ctx, const std::vector<GraphRelu>& relus,
   s.g = bound_graph_domains(ctx.graph, relus, s.d, p.c, p.rhs, alpha, &ctx.options.beta,
                             [&ctx] { return ctx.expired(); }, ctx.state_comm);
   if (s.g.bounded < s.d.size()) return false;
+  if (ctx.observe) ctx.observe(s.d, s.g);
   std::tie(s.rows, s.score) = best_rows(s.g.lb, p.group);
   if (ctx.options.bab.branching == ReluBranching::FSB) {
     std::tie(s.layer, s.neuron) = graph_fsb_choice(ctx.graph, relus, s.d, s.g, s.rows, p.c, p.rhs,

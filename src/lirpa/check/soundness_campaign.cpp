@@ -11,6 +11,9 @@
 #include <sstream>
 
 #include "lirpa/attack/pgd.h"
+#include "lirpa/bab/graph_bab.h"
+#include "lirpa/node_values.h"
+#include "lirpa/verify/run_clock.h"
 #include "tessera/core/error.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/random_networks.h"
@@ -24,18 +27,21 @@ struct RandomNetwork {
   std::string onnx;
 };
 
+/// A ReLU splitting check's time limit (its domain budget ends it first on these networks).
+constexpr double kBabCheckSeconds = 30;
+
 int64_t draw(int64_t low, int64_t high) { return at::randint(low, high + 1, {1}).item<int64_t>(); }
 
 // Network `index` of the campaign: the kinds in turn, sizes drawn at random.
 RandomNetwork draw_network(int64_t index) {
-  switch (index % 6) {
+  switch (index % 7) {
     case 0:
     case 1:
     case 2: {
       static const char* acts[] = {"Relu", "Sigmoid", "Tanh"};
       std::vector<int64_t> hidden(draw(1, 4));
       for (auto& h : hidden) h = draw(4, 32);
-      const std::string act = acts[index % 6];
+      const std::string act = acts[index % 7];
       return {"mlp_" + act, random_mlp(draw(2, 8), hidden, draw(1, 5), act)};
     }
     case 3: {
@@ -43,7 +49,8 @@ RandomNetwork draw_network(int64_t index) {
       return {"cnn_" + pool, random_cnn(pool)};
     }
     case 4: return {"conv_chain", random_conv_chain()};
-    default: return {"residual", random_residual(draw(4, 12))};
+    case 5: return {"residual", random_residual(draw(4, 12))};
+    default: return {"attention", random_attention(draw(2, 4), draw(2, 6))};
   }
 }
 
@@ -63,7 +70,9 @@ std::string write_reproducer(const std::string& dir, const RandomNetwork& net, u
                              const SoundnessViolation& v, const at::Tensor& lo, const at::Tensor& hi,
                              const at::Tensor& point, const std::string& vnnlib = "") {
   std::filesystem::create_directories(dir);
-  const std::string what = v.check == "bound" ? method_name(v.method) : "verdict_" + v.check;
+  const std::string what = v.check == "bound"        ? method_name(v.method)
+                           : v.check == "bab-domain" ? std::string("bab_domain")
+                                                     : "verdict_" + v.check;
   const std::string stem = dir + "/net" + std::to_string(v.network) + "_" + what + "_y" + std::to_string(v.output) +
                            (v.lower_side ? "_lower" : "_upper");
   std::ofstream(stem + ".onnx", std::ios::binary) << net.onnx;
@@ -142,7 +151,7 @@ void check_verdict(const Graph& g, const RandomNetwork& net, uint64_t seed, int6
   VerifyOptions vo;
   vo.timeout = o.verify_timeout;
   auto record = [&](const std::string& check, double value, const at::Tensor& point) {
-    SoundnessViolation v{index, net.kind, check, Method::Crown, j, true, t, value, ""};
+    SoundnessViolation v{index, net.kind, check, Method::Crown, j, true, t, value, "", ""};
     if (!o.reproducer_dir.empty())
       v.reproducer = write_reproducer(o.reproducer_dir, net, seed, v, lo, hi, point, vnnlib_text(lo, hi, m, j, t));
     report.violations.push_back(v);
@@ -179,6 +188,96 @@ void check_verdict(const Graph& g, const RandomNetwork& net, uint64_t seed, int6
     if (!inside || value.item<double>() > t) record("sat", value.item<double>(), cex);
   }
 }
+
+// ReLU splitting as `verify` runs it (graph_relu_split_bab, default options) on "y_j > t" for a
+// random output j, t 1% of the sampled range below the sampled minimum (mostly unsat, so the
+// search splits), for `bab_domains` domains; no counterexample ends it. Each domain is checked
+// as it is bounded: the sampled points whose ReLU inputs take the signs of its splits must lie
+// inside its bounds of every ReLU input and above its bound of y_j - t, and a domain called
+// infeasible must hold none.
+void check_bab_domains(const Graph& g, const RandomNetwork& net, uint64_t seed, int64_t index, const at::Tensor& lo,
+                       const at::Tensor& hi, const at::Tensor& x, const SoundnessCampaignOptions& o,
+                       SoundnessCampaignReport& report) {
+  const std::vector<detail::GraphRelu> relus = detail::graph_relus(g);
+  if (relus.empty() || o.bab_domains <= 0) return;
+  const int64_t points = x.size(0), m = g.output_size();
+  std::vector<at::Tensor> values;
+  {
+    at::NoGradGuard no_grad;
+    values = detail::node_values(g, x);
+  }
+  std::vector<at::Tensor> z;  // each ReLU node's input at the points [N, n_r]
+  for (const detail::GraphRelu& r : relus) z.push_back(values[r.input].reshape({points, -1}));
+  const int64_t j = draw(0, m - 1);
+  const at::Tensor yj = values[g.output_id()].reshape({points, -1}).select(1, j);
+  const double ymin = yj.min().item<double>(), range = yj.max().item<double>() - ymin;
+  const double t = ymin - 0.01 * std::max(range, 1e-12);
+  at::Tensor c = at::zeros({1, m}, at::kDouble);
+  c[0][j] = 1.0;
+  const detail::BabProblem problem{lo, hi, c, at::full({1}, t, at::kDouble), {}};
+  const at::Tensor row = yj - t;  // >= the row's bound in every domain that holds the point
+  SoundnessBabTally& tally = report.bab;
+  ++tally.networks;
+  auto record = [&](double bound, double value, bool lower_side, const at::Tensor& point, const std::string& what) {
+    ++tally.violations;
+    SoundnessViolation v{index, net.kind, "bab-domain", Method::Crown, j, lower_side, bound, value, "", what};
+    if (!o.reproducer_dir.empty()) v.reproducer = write_reproducer(o.reproducer_dir, net, seed, v, lo, hi, point);
+    report.violations.push_back(v);
+  };
+  int64_t bounded = 0;  // this search's domains so far
+  auto observe = [&](const detail::GraphDomains& d, const detail::GraphBounded& b) {
+    at::NoGradGuard no_grad;
+    for (int64_t k = 0; k < d.size(); ++k, ++bounded) {
+      ++tally.domains;
+      at::Tensor in = at::ones({points}, at::kBool);  // the points that take the domain's split signs
+      for (size_t h = 0; h < relus.size(); ++h) {
+        const at::Tensor s = d.split[h][k].unsqueeze(0);
+        in = in.logical_and(((z[h] >= 0).logical_or(s != 1)).all(1)).logical_and(((z[h] <= 0).logical_or(s != -1)).all(1));
+      }
+      const at::Tensor idx = at::nonzero(in).reshape({-1});
+      if (idx.numel() == 0) continue;
+      const std::string where = "domain " + std::to_string(bounded) + " of ReLU splitting";
+      if (b.bounds.infeasible[k].item<bool>()) {
+        record(0.0, 0.0, true, x[idx[0].item<int64_t>()], where + " called infeasible holds sampled points");
+        continue;
+      }
+      tally.points += idx.numel();
+      // the row: min over the domain's points of y_j - t against its lower bound
+      const at::Tensor r = row.index_select(0, idx);
+      const double lb = b.lb[k][0].item<double>(), scale = 1.0 + r.abs().max().item<double>();
+      const double slack = (r.min().item<double>() - lb) / scale;
+      tally.min_relative_slack = std::min(tally.min_relative_slack, slack);
+      if (slack < -o.tolerance)
+        record(lb + t, r.min().item<double>() + t, true, x[idx[r.argmin().item<int64_t>()].item<int64_t>()],
+               where + ": a point below the bound of y_j");
+      for (size_t h = 0; h < relus.size(); ++h) {  // each ReLU input inside the domain's bounds
+        const at::Tensor zh = z[h].index_select(0, idx);
+        const double zscale = 1.0 + zh.abs().max().item<double>();
+        const at::Tensor below = (zh - b.bounds.lower[h][k].unsqueeze(0)) / zscale;
+        const at::Tensor above = (b.bounds.upper[h][k].unsqueeze(0) - zh) / zscale;
+        const double worst = std::min(below.min().item<double>(), above.min().item<double>());
+        tally.min_relative_slack = std::min(tally.min_relative_slack, worst);
+        if (worst < -o.tolerance) {
+          const bool low = below.min().item<double>() <= above.min().item<double>();
+          const at::Tensor flat = (low ? below : above).flatten();
+          const int64_t at_flat = flat.argmin().item<int64_t>(), n = zh.size(1);
+          const double bound = (low ? b.bounds.lower[h] : b.bounds.upper[h])[k][at_flat % n].item<double>();
+          record(bound, zh.flatten()[at_flat].item<double>(), low, x[idx[at_flat / n].item<int64_t>()],
+                 where + ": ReLU node " + std::to_string(h) + " input " + std::to_string(at_flat % n) +
+                     " outside its bounds");
+        }
+      }
+    }
+  };
+  VerifyOptions vo;
+  const detail::RunClock clock(kBabCheckSeconds);
+  detail::GraphBabContext ctx{g, vo, clock, [](const at::Tensor&) { return false; }, nullptr, "bab-relu", {}};
+  ctx.observe = observe;
+  detail::ReluSplitStart start;
+  start.max_visited = o.bab_domains;
+  detail::graph_relu_split_bab(ctx, problem, start);
+}
+
 }  // namespace
 
 SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o,
@@ -227,7 +326,7 @@ SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o
           if (slack >= -o.tolerance) continue;
           ++tally.violations;
           SoundnessViolation v{i, net.kind, "bound", m, j, lower_side, (lower_side ? l : u)[j].item<double>(),
-                               (lower_side ? ymin : ymax)[j].item<double>(), ""};
+                               (lower_side ? ymin : ymax)[j].item<double>(), "", ""};
           if (!o.reproducer_dir.empty()) {
             const int64_t at_point = (lower_side ? imin : imax)[j].item<int64_t>();
             v.reproducer = write_reproducer(o.reproducer_dir, net, seed, v, lo, hi, x[at_point]);
@@ -243,6 +342,7 @@ SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o
       }
     }
     if (o.verify_timeout > 0) check_verdict(g, net, seed, i, lo, hi, x, y, o, report);
+    check_bab_domains(g, net, seed, i, lo, hi, x, o, report);
     if (progress) progress(i);
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -11,6 +11,13 @@ namespace {
 
 at::Tensor randn(std::vector<int64_t> shape, double scale) { return at::randn(shape, at::kDouble) * scale; }
 
+// "w3" from ("w", 3) (appended: gcc 12's -Wstringop-overflow misreads "w" + std::to_string(3))
+std::string indexed(const char* prefix, size_t i) {
+  std::string name = prefix;
+  name += std::to_string(i);
+  return name;
+}
+
 }  // namespace
 
 std::string random_mlp(int64_t n_in, std::vector<int64_t> hidden, int64_t n_out, const std::string& activation) {
@@ -19,8 +26,8 @@ std::string random_mlp(int64_t n_in, std::vector<int64_t> hidden, int64_t n_out,
   int64_t prev = n_in;
   hidden.push_back(n_out);
   for (size_t i = 0; i < hidden.size(); ++i) {
-    auto w = b.constant("w" + std::to_string(i), randn({hidden[i], prev}, 1.0 / std::sqrt(double(prev))));
-    auto bias = b.constant("b" + std::to_string(i), randn({hidden[i]}, 0.1));
+    auto w = b.constant(indexed("w", i), randn({hidden[i], prev}, 1.0 / std::sqrt(double(prev))));
+    auto bias = b.constant(indexed("b", i), randn({hidden[i]}, 0.1));
     cur = b.node("Gemm", {cur, w, bias}, {OnnxAttr::integer("transB", 1)});
     if (i + 1 < hidden.size()) cur = b.node(activation, {cur});
     prev = hidden[i];
@@ -86,6 +93,28 @@ std::string random_residual(int64_t n) {
   auto d = b.node("Sub", {s, b.node("Mul", {h, b.constant("k", at::full({1}, 0.5, at::kDouble))})});
   auto r = b.node("Relu", {b.node("Reshape", {d, b.constant("shape", at::tensor(std::vector<int64_t>{1, n}, at::kLong))})});
   b.set_output(b.node("Gemm", {r, b.constant("w3", randn({n, 3}, 0.5)), b.constant("b3", randn({3}, 0.1))}));
+  return b.bytes();
+}
+
+std::string random_attention(int64_t tokens, int64_t dim) {
+  OnnxBuilder b("x", {1, tokens * dim});
+  auto shape = [&](const std::string& name, std::vector<int64_t> v) {
+    return b.constant(name, at::tensor(v, at::kLong));
+  };
+  auto weight = [&](const std::string& name) { return b.constant(name, randn({dim, dim}, 1.0 / std::sqrt(double(dim)))); };
+  auto h = b.node("Reshape", {b.input(), shape("tokens", {1, tokens, dim})});  // [1, T, D]
+  auto q = b.node("MatMul", {h, weight("wq")});
+  auto k = b.node("MatMul", {h, weight("wk")});
+  auto v = b.node("MatMul", {h, weight("wv")});
+  auto kt = b.node("Transpose", {k}, {OnnxAttr::list("perm", {0, 2, 1})});                  // [1, D, T]
+  auto scores = b.node("Mul", {b.node("MatMul", {q, kt}), b.constant("scale", at::full({1}, 1.0 / std::sqrt(double(dim)), at::kDouble))});
+  auto p = b.node("Softmax", {scores}, {OnnxAttr::integer("axis", -1)});                   // [1, T, T]
+  auto r = b.node("Add", {b.node("MatMul", {p, v}), h});                                   // attention + x
+  auto m = b.node("Relu", {b.node("Add", {b.node("MatMul", {r, weight("w1")}), b.constant("b1", randn({dim}, 0.1))})});
+  auto f = b.node("Reshape", {m, shape("flat", {1, tokens * dim})});
+  b.set_output(b.node("Gemm", {f, b.constant("wo", randn({3, tokens * dim}, 1.0 / std::sqrt(double(tokens * dim)))),
+                              b.constant("bo", randn({3}, 0.1))},
+                      {OnnxAttr::integer("transB", 1)}));
   return b.bytes();
 }
 
