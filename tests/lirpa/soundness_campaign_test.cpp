@@ -43,18 +43,24 @@ TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
   EXPECT_GE(r.bab.min_relative_slack, -o.tolerance);
 }
 
-TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
-  // A tolerance of -1e6 asks every bound for a slack of 10^6 (relative): each one "fails".
-  const std::string dir = ::testing::TempDir() + "/tessera_soundness_reproducers";
-  std::filesystem::remove_all(dir);
+/// Network 0 (a ReLU MLP), 100 points, `method`'s bounds and `bab_domains` domains, no
+/// verification, and a tolerance of -1e6 that asks every bound for a slack of 10^6
+/// (relative): each check "fails". Reproducers go to the emptied TempDir()/`name`.
+SoundnessCampaignOptions failing_everywhere(const std::string& name, Method method, int64_t bab_domains) {
   SoundnessCampaignOptions o;
-  o.networks = 1;  // network 0: a ReLU MLP
+  o.networks = 1;
   o.points = 100;
-  o.methods = {Method::Crown};
+  o.methods = {method};
   o.tolerance = -1e6;
   o.verify_timeout = 0;
-  o.bab_domains = 0;
-  o.reproducer_dir = dir;
+  o.bab_domains = bab_domains;
+  o.reproducer_dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(o.reproducer_dir);
+  return o;
+}
+
+TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
+  const SoundnessCampaignOptions o = failing_everywhere("tessera_soundness_reproducers", Method::Crown, 0);
   SoundnessCampaignReport r = run_soundness_campaign(o);
   ASSERT_FALSE(r.violations.empty());
   EXPECT_EQ(r.tallies[0].violations, static_cast<int64_t>(r.violations.size()));
@@ -68,21 +74,12 @@ TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
     EXPECT_NE(json.str().find(key), std::string::npos) << key << " in " << json.str();
   const std::string model = v.reproducer.substr(0, v.reproducer.size() - 5) + ".onnx";
   EXPECT_NO_THROW(load_onnx(model));
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(o.reproducer_dir);
 }
 
 TEST(LirpaSoundnessCampaign, BranchAndBoundDomainsCrossingTheirBoundsAreReported) {
-  // the same demand of 10^6 slack, on ReLU splitting's domains only: each checked domain fails
-  const std::string dir = ::testing::TempDir() + "/tessera_soundness_bab_reproducers";
-  std::filesystem::remove_all(dir);
-  SoundnessCampaignOptions o;
-  o.networks = 1;
-  o.points = 100;
-  o.methods = {Method::Ibp};
-  o.tolerance = -1e6;
-  o.verify_timeout = 0;
-  o.bab_domains = 8;
-  o.reproducer_dir = dir;
+  // every domain holding sampled points fails too
+  const SoundnessCampaignOptions o = failing_everywhere("tessera_soundness_bab_reproducers", Method::Ibp, 8);
   SoundnessCampaignReport r = run_soundness_campaign(o);
   EXPECT_EQ(r.tallies[0].violations + r.bab.violations, static_cast<int64_t>(r.violations.size()));
   ASSERT_GT(r.bab.violations, 0);
@@ -90,7 +87,7 @@ TEST(LirpaSoundnessCampaign, BranchAndBoundDomainsCrossingTheirBoundsAreReported
   EXPECT_EQ(v.check, "bab-domain");
   EXPECT_NE(v.message.find("of ReLU splitting"), std::string::npos) << v.message;
   EXPECT_TRUE(std::filesystem::exists(v.reproducer)) << v.reproducer;
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(o.reproducer_dir);
 }
 
 }  // namespace
