@@ -16,6 +16,7 @@
 #include "tessera/dist/communicator.h"
 #include "tessera/lirpa/model_io.h"
 #include "tessera/lirpa/sharded_param_store.h"
+#include "tessera/lirpa/soundness_campaign.h"
 #include "tessera/lirpa/verify.h"
 #include "tessera/lirpa/verify_options.h"
 #include "tessera/lirpa/vnnlib.h"
@@ -142,6 +143,69 @@ void bind_lirpa(py::module_& m) {
       },
       py::arg("graph"), py::arg("property_path"), py::arg("timeout") = -1.0, py::arg("config_yaml") = "",
       py::arg("source") = "<config>", py::arg("shard") = "none");
+
+  // soundness_campaign(...): `tessera bench soundness`'s report as a dict
+  m.def(
+      "soundness_campaign",
+      [](int64_t networks, int64_t points, uint64_t seed, const std::vector<std::string>& methods,
+         double verify_timeout, int64_t bab_domains, const std::string& reproducers) {
+        SoundnessCampaignOptions o;
+        o.networks = networks;
+        o.points = points;
+        o.seed = seed;
+        o.methods.clear();
+        for (const std::string& name : methods) o.methods.push_back(parse_method(name));
+        o.verify_timeout = verify_timeout;
+        o.bab_domains = bab_domains;
+        o.reproducer_dir = reproducers;
+        SoundnessCampaignReport r;
+        {
+          py::gil_scoped_release release;
+          r = run_soundness_campaign(o);
+        }
+        py::list tallies;
+        for (const SoundnessTally& t : r.tallies) {
+          py::dict d;
+          d["method"] = method_name(t.method);
+          d["networks"] = t.networks;
+          d["points"] = t.points;
+          d["violations"] = t.violations;
+          d["min_relative_slack"] = t.min_relative_slack;
+          tallies.append(d);
+        }
+        py::dict bab;
+        bab["networks"] = r.bab.networks;
+        bab["domains"] = r.bab.domains;
+        bab["points"] = r.bab.points;
+        bab["violations"] = r.bab.violations;
+        bab["min_relative_slack"] = r.bab.min_relative_slack;
+        py::list violations;
+        for (const SoundnessViolation& v : r.violations) {
+          py::dict d;
+          d["network"] = v.network;
+          d["kind"] = v.kind;
+          d["check"] = v.check;
+          d["method"] = method_name(v.method);
+          d["output"] = v.output;
+          d["side"] = v.lower_side ? "lower" : "upper";
+          d["bound"] = v.bound;
+          d["value"] = v.value;
+          d["reproducer"] = v.reproducer;
+          d["message"] = v.message;
+          violations.append(d);
+        }
+        py::dict out;
+        out["methods"] = tallies;
+        out["bab_domains"] = bab;
+        out["violations"] = violations;
+        out["networks_by_kind"] = r.networks_by_kind;
+        out["alpha_looser_than_crown"] = r.alpha_looser_than_crown;
+        out["verdicts"] = r.verdicts;
+        out["seconds"] = r.seconds;
+        return out;
+      },
+      py::arg("networks"), py::arg("points"), py::arg("seed"), py::arg("methods"), py::arg("verify_timeout"),
+      py::arg("bab_domains"), py::arg("reproducers"));
 }
 
 }  // namespace tessera::python

@@ -285,3 +285,6 @@ class lirpa:
     @staticmethod
     def verify(graph: "lirpa.Graph", property_path: str, timeout: float = ..., config_yaml: str = ...,
                source: str = ..., shard: str = ...) -> dict: ...
+    @staticmethod
+    def soundness_campaign(networks: int, points: int, seed: int, methods: List[str], verify_timeout: float,
+                           bab_domains: int, reproducers: str) -> dict: ...

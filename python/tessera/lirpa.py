@@ -28,7 +28,7 @@ from . import _C
 
 _lirpa = _C.lirpa
 
-__all__ = ["BoundedModel", "VerifyResult", "verify", "supported_onnx_ops"]
+__all__ = ["BoundedModel", "VerifyResult", "verify", "supported_onnx_ops", "soundness_campaign"]
 
 _METHODS = ("ibp", "crown", "alpha-crown")
 
@@ -199,3 +199,32 @@ def verify(model: Union[str, os.PathLike, BoundedModel], vnnlib: Union[str, os.P
     cex = (r["x"], r["y"]) if r["x"] is not None else None
     return VerifyResult(r["verdict"], cex, r["decided_by"], r["reason"], r["domains_visited"], r["seconds"],
                         r["results_text"])
+
+
+def soundness_campaign(networks: int = 100, points: int = 1000, seed: int = 0,
+                       methods: Tuple[str, ...] = _METHODS, verify_timeout: float = 2.0, bab_domains: int = 200,
+                       reproducers: Optional[Union[str, os.PathLike]] = None) -> dict:
+    """Searches for unsound bounds and wrong verdicts on random networks (``tessera bench
+    soundness``): ReLU, sigmoid and tanh MLPs, CNNs, convolution chains, residual nets and
+    attention blocks, each on a random input box.
+
+    Every method's bounds are checked against ``points`` uniform samples, the box's vertices
+    and PGD; on networks with ReLUs, ``bab_domains`` domains of ReLU splitting are checked as
+    they are bounded against the samples in them; each network's ``verify`` verdict on a
+    random property (``verify_timeout`` seconds, 0: none) is cross-checked.
+
+    Returns a dict: ``methods`` (per method: networks, points, violations,
+    min_relative_slack), ``bab_domains`` (networks, domains, points, violations,
+    min_relative_slack), ``violations`` (one dict each, with its reproducer's path when
+    ``reproducers`` names a folder), ``networks_by_kind``, ``verdicts``, ``seconds``. Sound
+    bounds give an empty ``violations``.
+    """
+    for m in methods:
+        if m not in _METHODS:
+            raise ValueError(f"unknown method {m!r}: one of {', '.join(_METHODS)}")
+    for name, value in (("networks", networks), ("points", points), ("bab_domains", bab_domains),
+                        ("verify_timeout", verify_timeout)):
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, not {value}")
+    return _lirpa.soundness_campaign(int(networks), int(points), int(seed), list(methods), float(verify_timeout),
+                                     int(bab_domains), "" if reproducers is None else os.fspath(reproducers))

@@ -157,3 +157,21 @@ def test_lirpa_errors(shared_data, tmp_path):
     model = lirpa.BoundedModel.from_onnx(test / "test_small.onnx")
     with pytest.raises(ValueError):
         model.compute_bounds(torch.zeros(1, dtype=D), torch.ones(1, dtype=D), method="deeppoly")
+
+
+def test_soundness_campaign_from_python(tmp_path):
+    # one network of each of the seven kinds: sound bounds, ReLU splitting's domains checked on
+    # the five with ReLUs, every verdict given
+    r = lirpa.soundness_campaign(networks=7, points=200, seed=3, verify_timeout=0.5, bab_domains=30,
+                                 reproducers=tmp_path)
+    assert r["violations"] == []
+    assert [t["method"] for t in r["methods"]] == ["ibp", "crown", "alpha-crown"]
+    assert all(t["networks"] == 7 and t["violations"] == 0 for t in r["methods"])
+    assert len(r["networks_by_kind"]) == 7 and "attention" in r["networks_by_kind"]
+    assert r["bab_domains"]["networks"] == 5 and r["bab_domains"]["domains"] > 5
+    assert r["bab_domains"]["violations"] == 0
+    assert sum(r["verdicts"].values()) == 7
+    with pytest.raises(ValueError, match="unknown method"):
+        lirpa.soundness_campaign(networks=1, methods=("zonotope",))
+    with pytest.raises(ValueError, match="bab_domains"):
+        lirpa.soundness_campaign(networks=1, bab_domains=-1)
