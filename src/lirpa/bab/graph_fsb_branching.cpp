@@ -3,8 +3,8 @@
 // split tentatively; the two children of every domain's j-th candidate are bounded in one
 // batch of the graph engine (k batches, `stop` asked before each) with all of their parent's
 // ReLU-input bounds taken as they are (only the final CROWN pass runs) and the split neuron's
-// bounds clamped to its side (z >= 0: l = max(l, 0); z <= 0: u = min(u, 0)). A candidate's score is its worse child's bound, min(lb+, lb-); the
-// best candidate is chosen.
+// bounds clamped to its side (z >= 0: l = max(l, 0); z <= 0: u = min(u, 0)). A candidate's
+// score is its worse child's bound, min(lb+, lb-); the best candidate is chosen.
 
 #include <ATen/ATen.h>
 
