@@ -163,22 +163,22 @@ void bind_lirpa(py::module_& m) {
           py::gil_scoped_release release;
           r = run_soundness_campaign(o);
         }
-        py::list tallies;
-        for (const SoundnessTally& t : r.tallies) {
+        auto totals = [](const auto& t) {  // the fields a method's tally and the domains' share
           py::dict d;
-          d["method"] = method_name(t.method);
           d["networks"] = t.networks;
           d["points"] = t.points;
           d["violations"] = t.violations;
           d["min_relative_slack"] = t.min_relative_slack;
+          return d;
+        };
+        py::list tallies;
+        for (const SoundnessTally& t : r.tallies) {
+          py::dict d = totals(t);
+          d["method"] = method_name(t.method);
           tallies.append(d);
         }
-        py::dict bab;
-        bab["networks"] = r.bab.networks;
+        py::dict bab = totals(r.bab);
         bab["domains"] = r.bab.domains;
-        bab["points"] = r.bab.points;
-        bab["violations"] = r.bab.violations;
-        bab["min_relative_slack"] = r.bab.min_relative_slack;
         py::list violations;
         for (const SoundnessViolation& v : r.violations) {
           py::dict d;
