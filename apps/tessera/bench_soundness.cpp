@@ -45,15 +45,17 @@ int run_bench_soundness(BenchSoundnessOptions& o) {
                      .dump()
               << std::endl;
   }
-  std::cout << nlohmann::json{{"bench", "soundness"},
-                              {"check", "bab-domains"},
-                              {"networks", r.bab.networks},
-                              {"domains", r.bab.domains},
-                              {"points", r.bab.points},
-                              {"violations", r.bab.violations},
-                              {"min_relative_slack", r.bab.min_relative_slack}}
-                   .dump()
-            << std::endl;
+  for (const auto& [check, t] : {std::pair{"bab-domains", &r.bab}, std::pair{"bab-input-boxes", &r.bab_input}}) {
+    std::cout << nlohmann::json{{"bench", "soundness"},
+                                {"check", check},
+                                {"networks", t->networks},
+                                {"domains", t->domains},
+                                {"points", t->points},
+                                {"violations", t->violations},
+                                {"min_relative_slack", t->min_relative_slack}}
+                     .dump()
+              << std::endl;
+  }
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& v : r.violations) {
     failures.push_back({{"network", v.network}, {"kind", v.kind}, {"check", v.check},
@@ -98,7 +100,7 @@ void add_bench_soundness(CLI::App& bench, CommandBody& body) {
                   "seconds to verify each network's random property (0: bounds only)")
       ->check(kNonNegative);
   cmd->add_option("--bab-domains", o->campaign.bab_domains,
-                  "ReLU splitting's domains checked per network with ReLUs (0: none)")
+                  "ReLU splitting's domains, and input splitting's boxes, checked per network with ReLUs (0: none)")
       ->check(kNonNegative);
   cmd->add_option("--reproducers", o->campaign.reproducer_dir, "folder for violations (model + JSON)");
   cmd->add_flag("--progress", o->progress, "a line on standard error every 100 networks");

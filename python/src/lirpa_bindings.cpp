@@ -177,8 +177,11 @@ void bind_lirpa(py::module_& m) {
           d["method"] = method_name(t.method);
           tallies.append(d);
         }
-        py::dict bab = totals(r.bab);
-        bab["domains"] = r.bab.domains;
+        auto domains = [&](const SoundnessBabTally& t) {  // branch and bound's domains (or boxes)
+          py::dict d = totals(t);
+          d["domains"] = t.domains;
+          return d;
+        };
         py::list violations;
         for (const SoundnessViolation& v : r.violations) {
           py::dict d;
@@ -196,7 +199,8 @@ void bind_lirpa(py::module_& m) {
         }
         py::dict out;
         out["methods"] = tallies;
-        out["bab_domains"] = bab;
+        out["bab_domains"] = domains(r.bab);
+        out["bab_input_boxes"] = domains(r.bab_input);
         out["violations"] = violations;
         out["networks_by_kind"] = r.networks_by_kind;
         out["alpha_looser_than_crown"] = r.alpha_looser_than_crown;

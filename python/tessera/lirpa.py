@@ -210,12 +210,13 @@ def soundness_campaign(networks: int = 100, points: int = 1000, seed: int = 0,
 
     Every method's bounds are checked against ``points`` uniform samples, the box's vertices
     and PGD; on networks with ReLUs, ``bab_domains`` domains of ReLU splitting are checked as
-    they are bounded against the samples in them; each network's ``verify`` verdict on a
+    they are bounded against the samples in them, and (at most 16 inputs) as many boxes of
+    input splitting against points drawn inside each; each network's ``verify`` verdict on a
     random property (``verify_timeout`` seconds, 0: none) is cross-checked.
 
     Returns a dict: ``methods`` (per method: networks, points, violations,
-    min_relative_slack), ``bab_domains`` (networks, domains, points, violations,
-    min_relative_slack), ``violations`` (one dict each, with its reproducer's path when
+    min_relative_slack), ``bab_domains`` and ``bab_input_boxes`` (networks, domains, points,
+    violations, min_relative_slack), ``violations`` (one dict each, with its reproducer's path when
     ``reproducers`` names a folder), ``networks_by_kind``, ``verdicts``, ``seconds``. Sound
     bounds give an empty ``violations``.
     """

@@ -1,9 +1,10 @@
-// The soundness campaign finds nothing on sound bounds (the methods' and ReLU splitting's
-// domains'), and reports (with reproducers) whatever crosses a bound: checked by demanding
+// The soundness campaign finds nothing on sound bounds (the methods', ReLU splitting's
+// domains' and input splitting's boxes'), and reports (with reproducers) whatever crosses a bound: checked by demanding
 // more slack than any bound has.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,6 +42,12 @@ TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
   EXPECT_GT(r.bab.points, 0);
   EXPECT_EQ(r.bab.violations, 0);
   EXPECT_GE(r.bab.min_relative_slack, -o.tolerance);
+  // input splitting's boxes on those with at most 16 inputs (the MLP, the residual net)
+  EXPECT_GE(r.bab_input.networks, 2);
+  EXPECT_GT(r.bab_input.domains, 2 * r.bab_input.networks);
+  EXPECT_GT(r.bab_input.points, r.bab_input.domains);
+  EXPECT_EQ(r.bab_input.violations, 0);
+  EXPECT_GE(r.bab_input.min_relative_slack, -o.tolerance);
 }
 
 /// Network 0 (a ReLU MLP), 100 points, `method`'s bounds and `bab_domains` domains, no
@@ -78,15 +85,23 @@ TEST(LirpaSoundnessCampaign, ViolationsAreReportedWithReproducers) {
 }
 
 TEST(LirpaSoundnessCampaign, BranchAndBoundDomainsCrossingTheirBoundsAreReported) {
-  // every domain holding sampled points fails too
+  // every domain holding sampled points fails too, and every box of input splitting (the MLP
+  // has at most 8 inputs)
   const SoundnessCampaignOptions o = failing_everywhere("tessera_soundness_bab_reproducers", Method::Ibp, 8);
   SoundnessCampaignReport r = run_soundness_campaign(o);
-  EXPECT_EQ(r.tallies[0].violations + r.bab.violations, static_cast<int64_t>(r.violations.size()));
+  EXPECT_EQ(r.tallies[0].violations + r.bab.violations + r.bab_input.violations,
+            static_cast<int64_t>(r.violations.size()));
   ASSERT_GT(r.bab.violations, 0);
-  const SoundnessViolation& v = r.violations.back();
-  EXPECT_EQ(v.check, "bab-domain");
-  EXPECT_NE(v.message.find("of ReLU splitting"), std::string::npos) << v.message;
-  EXPECT_TRUE(std::filesystem::exists(v.reproducer)) << v.reproducer;
+  ASSERT_GT(r.bab_input.violations, 0);
+  EXPECT_GE(r.bab_input.violations, r.bab_input.domains);  // the property's bound of each box, at least
+  for (const std::string check : {"bab-domain", "bab-input-box"}) {
+    const auto v = std::find_if(r.violations.begin(), r.violations.end(),
+                                [&](const SoundnessViolation& x) { return x.check == check; });
+    ASSERT_NE(v, r.violations.end()) << check;
+    const char* where = check == "bab-domain" ? "of ReLU splitting" : "of input splitting";
+    EXPECT_NE(v->message.find(where), std::string::npos) << v->message;
+    EXPECT_TRUE(std::filesystem::exists(v->reproducer)) << v->reproducer;
+  }
   std::filesystem::remove_all(o.reproducer_dir);
 }
 

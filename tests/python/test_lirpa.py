@@ -161,7 +161,7 @@ def test_lirpa_errors(shared_data, tmp_path):
 
 def test_soundness_campaign_from_python(tmp_path):
     # one network of each of the seven kinds: sound bounds, ReLU splitting's domains checked on
-    # the five with ReLUs, every verdict given
+    # the five with ReLUs, input splitting's boxes on those with few inputs, every verdict given
     r = lirpa.soundness_campaign(networks=7, points=200, seed=3, verify_timeout=0.5, bab_domains=30,
                                  reproducers=tmp_path)
     assert r["violations"] == []
@@ -170,6 +170,9 @@ def test_soundness_campaign_from_python(tmp_path):
     assert len(r["networks_by_kind"]) == 7 and "attention" in r["networks_by_kind"]
     assert r["bab_domains"]["networks"] == 5 and r["bab_domains"]["domains"] > 5
     assert r["bab_domains"]["violations"] == 0
+    # input splitting's boxes on the MLP, the residual net and the attention block (<= 16 inputs)
+    assert r["bab_input_boxes"]["networks"] >= 2 and r["bab_input_boxes"]["domains"] > 2
+    assert r["bab_input_boxes"]["violations"] == 0
     assert sum(r["verdicts"].values()) == 7
     with pytest.raises(ValueError, match="unknown method"):
         lirpa.soundness_campaign(networks=1, methods=("zonotope",))

@@ -10,7 +10,10 @@
 /// re-evaluating its counterexample. On every network with ReLUs, ReLU splitting (the search
 /// `verify` runs) is run on such a property for `bab_domains` domains, and every domain's
 /// bounds as it is bounded (each ReLU input's and the property row's) are checked against the
-/// sampled points that take the signs of the domain's splits. A violation is written out as
+/// sampled points that take the signs of the domain's splits. On networks with ReLUs and at
+/// most 16 inputs (where `verify` splits inputs), input splitting is run on such a property
+/// for `bab_domains` boxes, and every box's bounds (the property's and each ReLU input's) are
+/// checked at points drawn inside it, its minimising vertex and a PGD end. A violation is written out as
 /// a reproducer (the ONNX model and a JSON file with the box, the check, the bound and the
 /// point; a VNN-LIB file for a verdict). `tessera bench soundness` runs it.
 ///
@@ -41,7 +44,7 @@ struct SoundnessCampaignOptions {
   double verify_timeout = 2;   ///< seconds for each network's `verify` (0: no verification)
   int cross_check_restarts = 256;  ///< PGD restarts of the attack that checks an `unsat`
   int cross_check_steps = 200;
-  int64_t bab_domains = 200;   ///< ReLU splitting's domains checked per ReLU network (0: none)
+  int64_t bab_domains = 200;   ///< ReLU splitting's domains, and input splitting's boxes, checked per network (0: none)
 };
 
 /// One method's totals.
@@ -56,11 +59,11 @@ struct SoundnessTally {
   double min_relative_slack = 1e300;
 };
 
-/// The totals of ReLU splitting's domains.
+/// The totals of branch and bound's domains (ReLU splitting's, or input splitting's boxes).
 struct SoundnessBabTally {
   int64_t networks = 0;
-  int64_t domains = 0;     ///< domains bounded and checked
-  int64_t points = 0;      ///< (domain, sampled point in it) pairs checked
+  int64_t domains = 0;     ///< domains (boxes) bounded and checked
+  int64_t points = 0;      ///< (domain, point in it) pairs checked
   int64_t violations = 0;  ///< domains whose bounds a point crosses (or called infeasible with points in them)
   double min_relative_slack = 1e300;  ///< as SoundnessTally's, over the row's and the ReLU inputs' bounds
 };
@@ -69,7 +72,8 @@ struct SoundnessViolation {
   int64_t network = 0;
   std::string kind;
   /// "bound" (a point outside a method's bound), "bab-domain" (a point of a ReLU splitting
-  /// domain outside its bounds; `message` says which), "unsat" (the cross-check attack found a
+  /// domain outside its bounds; `message` says which), "bab-input-box" (the same for a box of
+  /// input splitting), "unsat" (the cross-check attack found a
   /// point of a property proven unsat), "sat" (a counterexample that is none) or "error"
   /// (verification threw on a valid input; `message` says what).
   std::string check = "bound";
@@ -85,6 +89,7 @@ struct SoundnessViolation {
 struct SoundnessCampaignReport {
   std::vector<SoundnessTally> tallies;  ///< one per method, in options.methods order
   SoundnessBabTally bab;                ///< ReLU splitting's domains
+  SoundnessBabTally bab_input;          ///< input splitting's boxes
   std::vector<SoundnessViolation> violations;
   std::map<std::string, int64_t> networks_by_kind;
   int64_t alpha_looser_than_crown = 0;  ///< bounds where alpha-CROWN ended looser than CROWN

@@ -47,6 +47,8 @@ struct BabOutcome {
 };
 
 /// What branch and bound needs from the caller.
+struct Bounded;  // a batch of bounded boxes (input_split_steps.h)
+
 struct BabContext {
   /// The network's forward pass, float64 outputs [N, n_out] for inputs [N, n_in],
   /// differentiable (the PGD inside open boxes): the graph's, or any cheaper equal one.
@@ -67,6 +69,12 @@ struct BabContext {
   /// The network as a graph: input splitting hands its boxes to ReLU splitting on it
   /// (graph_relu_split_bab).
   const Graph& graph;
+  /// Input splitting calls it with every batch of boxes as bounded (the root, then each
+  /// batch's children: boxes [B, n] and their bounds), before any is dropped or split (the
+  /// soundness campaign checks them); may be empty.
+  std::function<void(const at::Tensor& xl, const at::Tensor& xu, const Bounded& bounded)> observe = {};
+  /// Input splitting stops (Exhausted) once this many boxes are bounded; 0: no limit.
+  int64_t max_visited = 0;
   bool expired() const { return clock.expired(); }
   double elapsed() const { return clock.elapsed(); }
   /// Rank 0's value of a measurement that a decision depends on (batch resizing).

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "lirpa/bab/input_split_steps.h"
 
@@ -58,6 +59,7 @@ Step step(BabContext& ctx, const std::vector<GraphRelu>& relus, const BabProblem
   auto [cl, cu, b] = split_boxes(ctx.graph, relus, p, s.pool.xl(todo), s.pool.xu(todo), s.pool.smear(todo),
                                  s.pool.layers(todo), s.candidates, s.pool.score(todo), s.candidates > t.candidates, t);
   alpha_near_verified(ctx, relus, p, cl, cu, b);
+  if (ctx.observe) ctx.observe(cl, cu, b);
   out.visited += cl.size(0);
   ++s.it;
   at::Tensor open = at::nonzero(b.score <= o.margin).reshape({-1});  // not verified yet
@@ -120,6 +122,7 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   const InputSplitTuning& t = o.bab.input;
   const std::vector<GraphRelu> relus = graph_relus(ctx.graph);
   Bounded root = bound_boxes(ctx.graph, relus, xl, xu, p, nullptr);
+  if (ctx.observe) ctx.observe(xl, xu, root);
   const std::vector<int64_t> widths = relu_widths(relus);
   // each open box keeps its layer bounds; the pools stop at input.max_pool_bytes
   const int64_t max_boxes = std::min<int64_t>(o.bab.max_domains, t.max_pool_bytes / BoxStack(xl.size(1), widths).row_bytes());
@@ -148,6 +151,11 @@ BabOutcome input_split_bab(BabContext& ctx, const BabProblem& p) {
   auto last_report = Clock::now();
   for (;;) {
     if (ctx.expired()) return out.lower = lower(), out.status = BabStatus::Timeout, out;
+    if (ctx.max_visited > 0 && out.visited >= ctx.max_visited) {
+      out.lower = lower();
+      out.reason = "the budget of " + std::to_string(ctx.max_visited) + " boxes";
+      return out.status = BabStatus::Exhausted, out;
+    }
     if (open_boxes() > max_boxes) {
       out.lower = lower();
       out.reason = "more than " + std::to_string(max_boxes) + " sub-domains" +

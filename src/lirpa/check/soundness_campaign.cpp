@@ -12,6 +12,7 @@
 
 #include "lirpa/attack/pgd.h"
 #include "lirpa/bab/graph_bab.h"
+#include "lirpa/bab/input_split_steps.h"
 #include "lirpa/node_values.h"
 #include "lirpa/verify/run_clock.h"
 #include "tessera/core/error.h"
@@ -27,8 +28,12 @@ struct RandomNetwork {
   std::string onnx;
 };
 
-/// A ReLU splitting check's time limit (its domain budget ends it first on these networks).
+/// A branch and bound check's time limit (its domain budget ends it first on these networks).
 constexpr double kBabCheckSeconds = 30;
+/// Uniform samples drawn inside each box of input splitting (besides its minimising vertex
+/// and a PGD end).
+constexpr int64_t kBoxSamples = 8;
+constexpr int kBoxPgdSteps = 10;
 
 int64_t draw(int64_t low, int64_t high) { return at::randint(low, high + 1, {1}).item<int64_t>(); }
 
@@ -72,6 +77,7 @@ std::string write_reproducer(const std::string& dir, const RandomNetwork& net, u
   std::filesystem::create_directories(dir);
   const std::string what = v.check == "bound"        ? method_name(v.method)
                            : v.check == "bab-domain" ? std::string("bab_domain")
+                           : v.check == "bab-input-box" ? std::string("bab_input_box")
                                                      : "verdict_" + v.check;
   const std::string stem = dir + "/net" + std::to_string(v.network) + "_" + what + "_y" + std::to_string(v.output) +
                            (v.lower_side ? "_lower" : "_upper");
@@ -278,6 +284,95 @@ void check_bab_domains(const Graph& g, const RandomNetwork& net, uint64_t seed, 
   detail::graph_relu_split_bab(ctx, problem, start);
 }
 
+// Input splitting as `verify` runs it (input_split_bab, default options) on networks with
+// ReLUs and at most `input_split_max_dims` inputs, on "max_k (y_k - t_k) > 0" for two random
+// outputs (one when there is one), each t_k 1% of the sampled range below the sampled
+// minimum, for `bab_domains` boxes; no counterexample ends it. Each box is checked as it is
+// bounded, at points drawn inside it (uniform samples, the vertex minimising its best row's
+// linear bound, and a PGD end from there): max_k (y_k - t_k) must lie above the box's bound,
+// and every ReLU input inside the box's bounds of it.
+void check_input_boxes(const Graph& g, const RandomNetwork& net, uint64_t seed, int64_t index, const at::Tensor& lo,
+                       const at::Tensor& hi, const at::Tensor& y, const SoundnessCampaignOptions& o,
+                       SoundnessCampaignReport& report) {
+  const VerifyOptions vo;
+  const std::vector<detail::GraphRelu> relus = detail::graph_relus(g);
+  if (relus.empty() || lo.numel() > vo.bab.input_split_max_dims || o.bab_domains <= 0) return;
+  const int64_t m = g.output_size(), n = lo.numel();
+  std::vector<int64_t> outputs{draw(0, m - 1)};
+  if (m > 1) outputs.push_back((outputs[0] + draw(1, m - 1)) % m);
+  const int64_t k = static_cast<int64_t>(outputs.size());
+  at::Tensor c = at::zeros({k, m}, at::kDouble), rhs = at::zeros({k}, at::kDouble);
+  for (int64_t r = 0; r < k; ++r) {
+    const at::Tensor yr = y.select(1, outputs[r]);
+    const double ymin = yr.min().item<double>(), range = yr.max().item<double>() - ymin;
+    c[r][outputs[r]] = 1.0;
+    rhs[r] = ymin - 0.01 * std::max(range, 1e-12);
+  }
+  const detail::BabProblem problem{lo, hi, c, rhs, {}};
+  const detail::BatchFn f = [&g](const at::Tensor& x) { return g.forward(x, at::kDouble); };
+  SoundnessBabTally& tally = report.bab_input;
+  ++tally.networks;
+  int64_t bounded = 0;  // this search's boxes so far
+  auto record = [&](double bound, double value, bool lower_side, const at::Tensor& point, const std::string& what) {
+    ++tally.violations;
+    SoundnessViolation v{index, net.kind, "bab-input-box", Method::Crown, outputs[0], lower_side, bound, value, "", what};
+    if (!o.reproducer_dir.empty()) v.reproducer = write_reproducer(o.reproducer_dir, net, seed, v, lo, hi, point);
+    report.violations.push_back(v);
+  };
+  auto observe = [&](const at::Tensor& xl, const at::Tensor& xu, const detail::Bounded& b) {
+    at::NoGradGuard no_grad;
+    const int64_t boxes = xl.size(0), per_box = kBoxSamples + 2;
+    const at::Tensor vertex = detail::minimising_vertex(b.a.to(at::kDouble), b.rows, xl, xu);
+    at::Tensor pgd_end;
+    {
+      at::AutoGradMode grad(true);
+      pgd_end = detail::pgd_rows(f, xl, xu, vertex, c, rhs, kBoxPgdSteps, 0.25, 0.01).x.detach();
+    }
+    const at::Tensor uniform = xl.unsqueeze(1) + (xu - xl).unsqueeze(1) * at::rand({boxes, kBoxSamples, n}, at::kDouble);
+    const at::Tensor x = at::cat({uniform, vertex.unsqueeze(1), pgd_end.unsqueeze(1)}, 1).reshape({-1, n});  // box-major
+    const std::vector<at::Tensor> values = detail::node_values(g, x);
+    // the property's value max_k (y_k - t_k) at each point, against its box's bound
+    const at::Tensor value = std::get<0>((at::matmul(values[g.output_id()].reshape({x.size(0), m}), c.t()) - rhs).max(1))
+                                 .reshape({boxes, per_box});
+    const at::Tensor score = b.score.to(at::kDouble);
+    const at::Tensor scale = 1.0 + value.abs().amax(1);
+    const at::Tensor slack = (value.amin(1) - score) / scale;  // >= 0 when sound
+    tally.domains += boxes;
+    tally.points += boxes * per_box;
+    tally.min_relative_slack = std::min(tally.min_relative_slack, slack.min().item<double>());
+    const at::Tensor below_bound = at::nonzero(slack < -o.tolerance).reshape({-1});
+    for (int64_t e = 0; e < below_bound.numel(); ++e) {
+      const int64_t i = below_bound[e].item<int64_t>(), at_point = value[i].argmin().item<int64_t>();
+      record(score[i].item<double>(), value[i][at_point].item<double>(), true, x[i * per_box + at_point],
+             "box " + std::to_string(bounded + i) + " of input splitting: a point below the bound of the property");
+    }
+    for (size_t h = 0; h < relus.size(); ++h) {  // each ReLU input inside the box's bounds
+      const at::Tensor z = values[relus[h].input].reshape({boxes, per_box, -1});
+      const at::Tensor zscale = 1.0 + z.abs().amax({1, 2}, true);
+      const at::Tensor below = (z - b.layers.lower[h].to(at::kDouble).unsqueeze(1)) / zscale;
+      const at::Tensor above = (b.layers.upper[h].to(at::kDouble).unsqueeze(1) - z) / zscale;
+      const at::Tensor worst = at::minimum(below, above).reshape({boxes, -1}).amin(1);
+      tally.min_relative_slack = std::min(tally.min_relative_slack, worst.min().item<double>());
+      const at::Tensor bad = at::nonzero(worst < -o.tolerance).reshape({-1});
+      for (int64_t e = 0; e < bad.numel(); ++e) {
+        const int64_t i = bad[e].item<int64_t>(), width = z.size(2);
+        const bool low = below[i].min().item<double>() <= above[i].min().item<double>();
+        const int64_t flat = (low ? below[i] : above[i]).flatten().argmin().item<int64_t>();
+        const double bound = (low ? b.layers.lower[h] : b.layers.upper[h])[i][flat % width].item<double>();
+        record(bound, z[i].flatten()[flat].item<double>(), low, x[i * per_box + flat / width],
+               "box " + std::to_string(bounded + i) + " of input splitting: ReLU node " + std::to_string(h) +
+                   " input " + std::to_string(flat % width) + " outside its bounds");
+      }
+    }
+    bounded += boxes;
+  };
+  const detail::RunClock clock(kBabCheckSeconds);
+  detail::BabContext ctx{f, vo, clock, [](const at::Tensor&) { return false; }, {}, "bab-input", nullptr, {}, g};
+  ctx.observe = observe;
+  ctx.max_visited = o.bab_domains;
+  detail::input_split_bab(ctx, problem);
+}
+
 }  // namespace
 
 SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o,
@@ -343,6 +438,7 @@ SoundnessCampaignReport run_soundness_campaign(const SoundnessCampaignOptions& o
     }
     if (o.verify_timeout > 0) check_verdict(g, net, seed, i, lo, hi, x, y, o, report);
     check_bab_domains(g, net, seed, i, lo, hi, x, o, report);
+    check_input_boxes(g, net, seed, i, lo, hi, y, o, report);
     if (progress) progress(i);
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
