@@ -208,7 +208,8 @@ class RedoCg {
         const int c = me == 0 ? j : g_.chunks - 1 - j;
         int64_t cl = claimed_[c].load(std::memory_order_relaxed);
         if (cl >= e || !claimed_[c].compare_exchange_strong(cl, e, std::memory_order_acq_rel)) continue;
-        if (me == 1 && hold_us_ > 0 && ++taken % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(hold_us_));
+        if (me == 1 && hold_us_ > 0 && ++taken % 8 == 0)
+          std::this_thread::sleep_for(std::chrono::microseconds(hold_us_));   // as if descheduled
         finish_chunk(e, c, run_chunk(e, c, alpha, beta));
       }
       const double t0 = now();
@@ -222,7 +223,8 @@ class RedoCg {
         }
       }
       double sum = 0.0;
-      for (int c = 0; c < g_.chunks; ++c) sum += partial_[(e % (3 * gens_)) * g_.chunks + c].load(std::memory_order_relaxed);
+      const std::atomic<double>* part = &partial_[(e % (3 * gens_)) * g_.chunks];
+      for (int c = 0; c < g_.chunks; ++c) sum += part[c].load(std::memory_order_relaxed);   // chunk order
       if (e % 3 == 0) alpha = rr / sum;          // alpha = <r, r> / <p, A p>
       if (e % 3 == 1) {
         beta = sum / rr;                         // beta = <r', r'> / <r, r>
@@ -316,7 +318,8 @@ int main(int argc, char** argv) {
           std::unique_ptr<BusyProcess> busy;
           if (load == "busy") busy = std::make_unique<BusyProcess>();
           const double t0 = now();
-          out = schedule == "redo" ? RedoCg(g, generations, spin_us, hold_us).run() : run_team(g, schedule == "team" ? 2 : 1);
+          out = schedule == "redo" ? RedoCg(g, generations, spin_us, hold_us).run()
+                                   : run_team(g, schedule == "team" ? 2 : 1);
           t = now() - t0;
         }
         if (reference.empty()) reference = out.x;
@@ -341,6 +344,7 @@ int main(int argc, char** argv) {
   }
   if (!agree) std::fprintf(stderr, "bench_cg_busy_schedules: the schedules' iterates differ\n");
   const bool held_unseen = hold_us > 0 && schedules.find("redo") != std::string::npos && !redone;
-  if (held_unseen) std::fprintf(stderr, "bench_cg_busy_schedules: --hold-us held a thread but no chunk was run twice\n");
+  if (held_unseen)
+    std::fprintf(stderr, "bench_cg_busy_schedules: --hold-us held a thread but no chunk was run twice\n");
   return agree && !held_unseen ? 0 : 1;
 }

@@ -216,9 +216,9 @@ def soundness_campaign(networks: int = 100, points: int = 1000, seed: int = 0,
 
     Returns a dict: ``methods`` (per method: networks, points, violations,
     min_relative_slack), ``bab_domains`` and ``bab_input_boxes`` (networks, domains, points,
-    violations, min_relative_slack), ``violations`` (one dict each, with its reproducer's path when
-    ``reproducers`` names a folder), ``networks_by_kind``, ``verdicts``, ``seconds``. Sound
-    bounds give an empty ``violations``.
+    violations, min_relative_slack), ``violations`` (one dict each, with its reproducer's path
+    when ``reproducers`` names a folder), ``networks_by_kind``, ``verdicts``, ``seconds``.
+    Sound bounds give an empty ``violations``.
     """
     for m in methods:
         if m not in _METHODS:

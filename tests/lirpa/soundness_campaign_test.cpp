@@ -1,6 +1,6 @@
 // The soundness campaign finds nothing on sound bounds (the methods', ReLU splitting's
-// domains' and input splitting's boxes'), and reports (with reproducers) whatever crosses a bound: checked by demanding
-// more slack than any bound has.
+// domains' and input splitting's boxes'), and reports (with reproducers) whatever crosses a
+// bound: checked by demanding more slack than any bound has.
 
 #include <gtest/gtest.h>
 

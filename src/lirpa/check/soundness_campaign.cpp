@@ -315,7 +315,8 @@ void check_input_boxes(const Graph& g, const RandomNetwork& net, uint64_t seed, 
   int64_t bounded = 0;  // this search's boxes so far
   auto record = [&](double bound, double value, bool lower_side, const at::Tensor& point, const std::string& what) {
     ++tally.violations;
-    SoundnessViolation v{index, net.kind, "bab-input-box", Method::Crown, outputs[0], lower_side, bound, value, "", what};
+    SoundnessViolation v{index, net.kind, "bab-input-box", Method::Crown, outputs[0], lower_side, bound, value, "",
+                         what};
     if (!o.reproducer_dir.empty()) v.reproducer = write_reproducer(o.reproducer_dir, net, seed, v, lo, hi, point);
     report.violations.push_back(v);
   };
@@ -328,12 +329,14 @@ void check_input_boxes(const Graph& g, const RandomNetwork& net, uint64_t seed, 
       at::AutoGradMode grad(true);
       pgd_end = detail::pgd_rows(f, xl, xu, vertex, c, rhs, kBoxPgdSteps, 0.25, 0.01).x.detach();
     }
-    const at::Tensor uniform = xl.unsqueeze(1) + (xu - xl).unsqueeze(1) * at::rand({boxes, kBoxSamples, n}, at::kDouble);
-    const at::Tensor x = at::cat({uniform, vertex.unsqueeze(1), pgd_end.unsqueeze(1)}, 1).reshape({-1, n});  // box-major
+    const at::Tensor uniform =
+        xl.unsqueeze(1) + (xu - xl).unsqueeze(1) * at::rand({boxes, kBoxSamples, n}, at::kDouble);
+    // [boxes * per_box, n], box-major
+    const at::Tensor x = at::cat({uniform, vertex.unsqueeze(1), pgd_end.unsqueeze(1)}, 1).reshape({-1, n});
     const std::vector<at::Tensor> values = detail::node_values(g, x);
     // the property's value max_k (y_k - t_k) at each point, against its box's bound
-    const at::Tensor value = std::get<0>((at::matmul(values[g.output_id()].reshape({x.size(0), m}), c.t()) - rhs).max(1))
-                                 .reshape({boxes, per_box});
+    const at::Tensor rows = at::matmul(values[g.output_id()].reshape({x.size(0), m}), c.t()) - rhs;  // y_k - t_k
+    const at::Tensor value = std::get<0>(rows.max(1)).reshape({boxes, per_box});
     const at::Tensor score = b.score.to(at::kDouble);
     const at::Tensor scale = 1.0 + value.abs().amax(1);
     const at::Tensor slack = (value.amin(1) - score) / scale;  // >= 0 when sound
