@@ -50,6 +50,21 @@ TEST(LirpaSoundnessCampaign, EveryKindOfNetworkIsSound) {
   EXPECT_GE(r.bab_input.min_relative_slack, -o.tolerance);
 }
 
+TEST(LirpaSoundnessCampaign, InputSplittingStopsAtItsBoxBudget) {
+  // a budget of one box: each search bounds its root and stops (BabContext::max_visited), and
+  // the root is checked (BabContext::observe)
+  SoundnessCampaignOptions o;
+  o.networks = 7;
+  o.points = 50;
+  o.methods = {Method::Ibp};
+  o.verify_timeout = 0;
+  o.bab_domains = 1;
+  SoundnessCampaignReport r = run_soundness_campaign(o);
+  EXPECT_TRUE(r.violations.empty());
+  EXPECT_GE(r.bab_input.networks, 2);
+  EXPECT_EQ(r.bab_input.domains, r.bab_input.networks);
+}
+
 /// Network 0 (a ReLU MLP), 100 points, `method`'s bounds and `bab_domains` domains, no
 /// verification, and a tolerance of -1e6 that asks every bound for a slack of 10^6
 /// (relative): each check "fails". Reproducers go to the emptied TempDir()/`name`.

@@ -13,9 +13,9 @@
 /// sampled points that take the signs of the domain's splits. On networks with ReLUs and at
 /// most 16 inputs (where `verify` splits inputs), input splitting is run on such a property
 /// for `bab_domains` boxes, and every box's bounds (the property's and each ReLU input's) are
-/// checked at points drawn inside it, its minimising vertex and a PGD end. A violation is written out as
-/// a reproducer (the ONNX model and a JSON file with the box, the check, the bound and the
-/// point; a VNN-LIB file for a verdict). `tessera bench soundness` runs it.
+/// checked at points drawn inside it, its minimising vertex and a PGD end. A violation is
+/// written out as a reproducer (the ONNX model and a JSON file with the box, the check, the
+/// bound and the point; a VNN-LIB file for a verdict). `tessera bench soundness` runs it.
 ///
 /// @code
 ///   SoundnessCampaignOptions o;  o.networks = 1000;  o.points = 1000;
@@ -44,7 +44,8 @@ struct SoundnessCampaignOptions {
   double verify_timeout = 2;   ///< seconds for each network's `verify` (0: no verification)
   int cross_check_restarts = 256;  ///< PGD restarts of the attack that checks an `unsat`
   int cross_check_steps = 200;
-  int64_t bab_domains = 200;   ///< ReLU splitting's domains, and input splitting's boxes, checked per network (0: none)
+  /// ReLU splitting's domains, and input splitting's boxes, checked per network (0: none)
+  int64_t bab_domains = 200;
 };
 
 /// One method's totals.
